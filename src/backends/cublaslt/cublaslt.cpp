@@ -1,0 +1,190 @@
+// The vendor backend: cuBLASLt, the path F.linear takes. Last resort of every plan.
+//
+// Row-major Y[M,N] = X[M,K]·W[N,K]ᵀ is, in cuBLASLt's column-major terms, Yᶜ[N,M] = Wᶜ[K,N]ᵀ · Xᶜ[K,M]:
+// A = W with op T, B = X with op N, D = Y, m = N, n = M. The bias vector runs along m (= N), which is
+// what CUBLASLT_EPILOGUE_BIAS adds.
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/cublaslt/cublaslt.h"
+#include "registry/registry.h"
+
+namespace tgemm {
+
+namespace {
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::bf16: return CUDA_R_16BF;
+    case DType::fp16: return CUDA_R_16F;
+    default: return CUDA_R_32F;
+  }
+}
+
+Status lt_error(cublasStatus_t s, const std::string& what) {
+  return {StatusCode::cuda_error, "cuBLASLt " + what + ": " + cublasLtGetStatusName(s) + " (" + cublasLtGetStatusString(s) + ")"};
+}
+
+// cuBLASLt's own workspace: 32 MiB is what cuBLAS recommends for Hopper.
+constexpr size_t kLtWorkspace = size_t(32) << 20;
+
+struct Handle {
+  cublasLtHandle_t h = nullptr;
+};
+
+// One handle per device (a handle is tied to the device current at creation).
+Status handle_for(int dev, cublasLtHandle_t* out) {
+  static std::mutex mu;
+  static std::map<int, Handle> handles;
+  std::lock_guard<std::mutex> lock(mu);
+  Handle& h = handles[dev];
+  if (!h.h) {
+    if (cublasStatus_t s = cublasLtCreate(&h.h); s != CUBLAS_STATUS_SUCCESS) return lt_error(s, "create");
+  }
+  *out = h.h;
+  return Status::Ok();
+}
+
+// Descriptors and the chosen algorithm for one problem; built once, reused by every call.
+struct Prepared {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  std::vector<cublasLtMatmulHeuristicResult_t> algos;  // heuristic order
+  ~Prepared() {
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+// Bias type cuBLASLt is given: fp32 output takes an fp32 bias, so a bf16/fp16 bias is widened into the workspace.
+bool widen_bias(const Problem& p) { return p.has_bias && p.out_dtype == DType::fp32 && p.bias_dtype != DType::fp32; }
+
+Status prepare(cublasLtHandle_t h, const Problem& p, int want, std::unique_ptr<Prepared>* out) {
+  auto pr = std::make_unique<Prepared>();
+  cublasStatus_t s;
+  if ((s = cublasLtMatmulDescCreate(&pr->op, CUBLAS_COMPUTE_32F, CUDA_R_32F)) != CUBLAS_STATUS_SUCCESS) return lt_error(s, "desc");
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  cublasLtMatmulDescSetAttribute(pr->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+  cublasLtMatmulDescSetAttribute(pr->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  if (p.has_bias) {
+    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    cublasLtMatmulDescSetAttribute(pr->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
+    cudaDataType_t bt = widen_bias(p) ? CUDA_R_32F : cuda_type(p.bias_dtype);
+    cublasLtMatmulDescSetAttribute(pr->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt);
+  }
+  cudaDataType_t in = cuda_type(p.in_dtype), outt = cuda_type(p.out_dtype);
+  if ((s = cublasLtMatrixLayoutCreate(&pr->a, in, uint64_t(p.k), uint64_t(p.n), p.ldw)) != CUBLAS_STATUS_SUCCESS) return lt_error(s, "layout A");
+  if ((s = cublasLtMatrixLayoutCreate(&pr->b, in, uint64_t(p.k), uint64_t(p.m), p.ldx)) != CUBLAS_STATUS_SUCCESS) return lt_error(s, "layout B");
+  if ((s = cublasLtMatrixLayoutCreate(&pr->d, outt, uint64_t(p.n), uint64_t(p.m), p.ldy)) != CUBLAS_STATUS_SUCCESS) return lt_error(s, "layout D");
+  cublasLtMatmulPreference_t pref = nullptr;
+  if ((s = cublasLtMatmulPreferenceCreate(&pref)) != CUBLAS_STATUS_SUCCESS) return lt_error(s, "preference");
+  size_t ws = kLtWorkspace;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  // The alignment of this problem's pointers, so the algorithm also suits every call of the same key.
+  uint32_t ax = uint32_t(p.align_x), aw = uint32_t(p.align_w), ay = uint32_t(p.align_y);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aw, sizeof aw);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ax, sizeof ax);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ay, sizeof ay);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ay, sizeof ay);
+  pr->algos.resize(size_t(want));
+  int found = 0;
+  s = cublasLtMatmulAlgoGetHeuristic(h, pr->op, pr->a, pr->b, pr->d, pr->d, pref, want, pr->algos.data(), &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (s != CUBLAS_STATUS_SUCCESS) return lt_error(s, "heuristic");
+  if (found == 0) return {StatusCode::not_supported, "cuBLASLt heuristic found no algorithm"};
+  pr->algos.resize(size_t(found));
+  *out = std::move(pr);
+  return Status::Ok();
+}
+
+// How many of the heuristic's answers are registered as kernels (cublaslt, cublaslt_h1, ...): the tuner's choices.
+constexpr int kHeuristicCount = 8;
+
+}  // namespace
+
+class CublasLtKernel final : public Kernel {
+ public:
+  // `index`: which of the heuristic's answers to run (0 = its first choice).
+  explicit CublasLtKernel(int index) : index_(index) {
+    name_ = index == 0 ? "cublaslt" : "cublaslt_h" + std::to_string(index);
+    // cuBLASLt takes 64-bit layouts; what it really does at M·N >= 2^31 and with 4 GiB+ operands was
+    // measured on the H200 (docs/cublaslt_limits.md). K == 0 is handled by the dispatcher.
+    limits_.k_zero = false;
+    limits_.ptr_align = 2;
+  }
+  const std::string& name() const override { return name_; }
+  Backend backend() const override { return Backend::cublaslt; }
+  const Limits& limits() const override { return limits_; }
+  size_t workspace_bytes(const Problem& p) const override {
+    return kLtWorkspace + (widen_bias(p) ? size_t(p.n) * 4 + 256 : 0);
+  }
+
+  Status run(const GemmArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream) const override {
+    const Problem& p = args.p;
+    int dev = 0;
+    if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return {StatusCode::cuda_error, cudaGetErrorString(e)};
+    const Prepared* pr = nullptr;
+    cublasLtHandle_t h = nullptr;
+    if (Status s = handle_for(dev, &h); !s.ok()) return s;
+    if (Status s = lookup(h, dev, p, &pr); !s.ok()) return s;
+    if (size_t(index_) >= pr->algos.size())
+      return {StatusCode::not_supported, name_ + ": the heuristic offered only " + std::to_string(pr->algos.size()) + " algorithms"};
+    const void* bias = args.bias;
+    if (widen_bias(p)) {
+      float* wide = reinterpret_cast<float*>(static_cast<char*>(workspace) + kLtWorkspace);
+      if (Status s = cublaslt_detail::widen_to_fp32(args.bias, p.bias_dtype, p.n, wide, stream); !s.ok()) return s;
+      bias = wide;
+    }
+    float alpha = 1.f, beta = 0.f;
+    cublasLtMatmulDesc_t op = pr->op;
+    std::unique_lock<std::mutex> lock;
+    if (p.has_bias) {
+      // The bias pointer lives in the descriptor shared by every call of this problem; cublasLtMatmul reads
+      // it while enqueueing, so the lock spans the call.
+      lock = std::unique_lock<std::mutex>(bias_mu_);
+      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+    }
+    cublasStatus_t s = cublasLtMatmul(h, op, &alpha, args.w, pr->a, args.x, pr->b, &beta, args.y, pr->d, args.y, pr->d,
+                                      &pr->algos[size_t(index_)].algo, workspace, std::min(workspace_bytes, kLtWorkspace), stream);
+    if (s != CUBLAS_STATUS_SUCCESS) return lt_error(s, "matmul");
+    return Status::Ok();
+  }
+
+ private:
+  Status lookup(cublasLtHandle_t h, int dev, const Problem& p, const Prepared** out) const {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    auto& slot = cache_[{dev, key(p)}];
+    if (!slot) {
+      if (Status s = prepare(h, p, kHeuristicCount, &slot); !s.ok()) {
+        slot.reset();
+        return s;
+      }
+    }
+    *out = slot.get();
+    return Status::Ok();
+  }
+  static std::vector<int64_t> key(const Problem& p) {
+    return {p.m, p.n, p.k, p.ldx, p.ldw, p.ldy, int64_t(p.in_dtype), int64_t(p.out_dtype), int64_t(p.has_bias),
+            int64_t(p.bias_dtype), p.align_x, p.align_w, p.align_y};
+  }
+
+  int index_;
+  std::string name_;
+  Limits limits_;
+  mutable std::mutex cache_mu_, bias_mu_;
+  mutable std::map<std::pair<int, std::vector<int64_t>>, std::unique_ptr<Prepared>> cache_;
+};
+
+void add_cublaslt_kernels(BackendKernels& out) {
+  for (int i = 0; i < kHeuristicCount; ++i) out.kernels.push_back(std::make_unique<CublasLtKernel>(i));
+}
+
+}  // namespace tgemm

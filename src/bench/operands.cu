@@ -1,0 +1,227 @@
+#include "bench/operands.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "backends/reference/reference.h"
+#include "core/dtype.cuh"
+
+namespace tgemm::bench {
+
+namespace {
+
+Status cuda_check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return Status::Ok();
+  return {StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorString(e)};
+}
+
+__device__ __forceinline__ uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+template <class T>
+__global__ void random_kernel(T* p, int64_t n, uint64_t seed, float scale) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float u = float(splitmix(seed ^ uint64_t(i) * 0xD1B54A32D192ED03ull) >> 40) * (1.0f / 16777216.0f);  // [0,1)
+    p[i] = from_float<T>((2.f * u - 1.f) * scale);
+  }
+}
+
+__global__ void count_not_byte(const uint8_t* p, int64_t n, uint8_t want, unsigned long long* count) {
+  unsigned long long local = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    local += p[i] != want;
+  if (local) atomicAdd(count, local);
+}
+
+struct CompareAcc {
+  unsigned long long checked, unwritten, not_close;
+  double err_sq, ref_sq;
+  unsigned long long max_abs_bits;  // non-negative doubles order like their bits
+};
+
+template <class Out>
+__global__ void compare_kernel(const Out* __restrict__ y, int64_t ldy, const float* __restrict__ ref, int64_t rows,
+                               int64_t n, double tol, CompareAcc* acc) {
+  unsigned long long unwritten = 0, not_close = 0, checked = 0;
+  double err_sq = 0, ref_sq = 0, max_abs = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows * n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t r = i / n, c = i % n;
+    float v = to_float(y[r * ldy + c]);
+    float want = ref[i];
+    ++checked;
+    if (isnan(v)) {
+      ++unwritten;
+      continue;
+    }
+    double d = double(v) - double(want);
+    err_sq += d * d;
+    ref_sq += double(want) * double(want);
+    max_abs = fmax(max_abs, fabs(d));
+    if (fabs(d) > tol + tol * fabs(double(want))) ++not_close;
+  }
+  atomicAdd(&acc->checked, checked);
+  atomicAdd(&acc->unwritten, unwritten);
+  atomicAdd(&acc->not_close, not_close);
+  atomicAdd(&acc->err_sq, err_sq);
+  atomicAdd(&acc->ref_sq, ref_sq);
+  atomicMax(&acc->max_abs_bits, (unsigned long long)__double_as_longlong(max_abs));
+}
+
+int64_t span_elems(const MatrixView& v) { return v.rows == 0 || v.cols == 0 ? 0 : (v.rows - 1) * v.ld + v.cols; }
+
+}  // namespace
+
+Guarded::~Guarded() {
+  if (raw_) cudaFree(raw_);
+}
+
+Guarded& Guarded::operator=(Guarded&& o) noexcept {
+  if (this != &o) {
+    if (raw_) cudaFree(raw_);
+    raw_ = o.raw_, base_ = o.base_, before_ = o.before_, bytes_ = o.bytes_, after_ = o.after_;
+    o.raw_ = o.base_ = nullptr;
+  }
+  return *this;
+}
+
+Status Guarded::make(size_t bytes, size_t guard_before, size_t guard_after, Guarded* out, size_t offset) {
+  Guarded g;
+  size_t total = guard_before + offset + bytes + guard_after;
+  if (Status s = cuda_check(cudaMalloc(&g.raw_, std::max<size_t>(total, 1)), "cudaMalloc guarded"); !s.ok()) return s;
+  g.base_ = g.raw_;
+  g.before_ = guard_before + offset;
+  g.bytes_ = bytes;
+  g.after_ = guard_after;
+  if (Status s = cuda_check(cudaMemset(g.raw_, kGuardByte, total), "cudaMemset guard"); !s.ok()) return s;
+  *out = std::move(g);
+  return Status::Ok();
+}
+
+Status Guarded::check_guards(int64_t* changed_before, int64_t* changed_after, cudaStream_t stream) const {
+  unsigned long long* d = nullptr;
+  if (Status s = cuda_check(cudaMallocAsync(&d, 2 * sizeof *d, stream), "cudaMallocAsync"); !s.ok()) return s;
+  cudaMemsetAsync(d, 0, 2 * sizeof *d, stream);
+  if (before_) count_not_byte<<<1024, 256, 0, stream>>>(reinterpret_cast<uint8_t*>(base_), int64_t(before_), kGuardByte, d);
+  if (after_) count_not_byte<<<1024, 256, 0, stream>>>(reinterpret_cast<uint8_t*>(base_ + before_ + bytes_), int64_t(after_), kGuardByte, d + 1);
+  unsigned long long h[2];
+  cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, stream);
+  cudaFreeAsync(d, stream);
+  if (Status s = cuda_check(cudaStreamSynchronize(stream), "guard check"); !s.ok()) return s;
+  *changed_before = int64_t(h[0]);
+  *changed_after = int64_t(h[1]);
+  return Status::Ok();
+}
+
+Status fill_random(void* p, DType t, int64_t count, uint64_t seed, cudaStream_t stream, float scale) {
+  if (count <= 0) return Status::Ok();
+  unsigned blocks = unsigned(std::min<int64_t>((count + 255) / 256, 8192));
+  visit_dtype(t, [&]<class T>() { random_kernel<T><<<blocks, 256, 0, stream>>>(static_cast<T*>(p), count, seed, scale); });
+  return cuda_check(cudaGetLastError(), "fill_random launch");
+}
+
+Status fill_random(const MatrixView& v, uint64_t seed, cudaStream_t stream, float scale) {
+  return fill_random(v.data, v.dtype, span_elems(v), seed, stream, scale);
+}
+
+Status poison(const MatrixView& v, cudaStream_t stream) {
+  int64_t n = span_elems(v);
+  if (n == 0) return Status::Ok();
+  return cuda_check(cudaMemsetAsync(v.data, 0xFF, size_t(n * dtype_size(v.dtype)), stream), "poison");
+}
+
+double Compare::rel_l2() const { return ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : std::sqrt(err_sq); }
+
+void Compare::add(const Compare& o) {
+  checked += o.checked;
+  unwritten += o.unwritten;
+  not_close += o.not_close;
+  err_sq += o.err_sq;
+  ref_sq += o.ref_sq;
+  max_abs = std::max(max_abs, o.max_abs);
+}
+
+std::string Compare::to_string() const {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "rel_l2=%.3e max_abs=%.3e unwritten/NaN=%lld not_close=%lld of %lld", rel_l2(), max_abs,
+                (long long)unwritten, (long long)not_close, (long long)checked);
+  return buf;
+}
+
+double default_tol(DType) { return 5e-2; }
+
+Status compare_rows(const GemmArgs& a, int64_t row0, int64_t rows, double tol, Compare* out, cudaStream_t stream) {
+  const Problem& p = a.p;
+  if (rows <= 0 || p.n == 0) return Status::Ok();
+  float* ref = nullptr;
+  CompareAcc* acc = nullptr;
+  if (Status s = cuda_check(cudaMallocAsync(&ref, size_t(rows * p.n) * sizeof(float), stream), "cudaMallocAsync ref"); !s.ok()) return s;
+  if (Status s = cuda_check(cudaMallocAsync(&acc, sizeof(CompareAcc), stream), "cudaMallocAsync acc"); !s.ok()) {
+    cudaFreeAsync(ref, stream);
+    return s;
+  }
+  cudaMemsetAsync(acc, 0, sizeof(CompareAcc), stream);
+  Status s = reference::gemm_fp32(a, row0, rows, ref, stream);
+  if (s.ok()) {
+    unsigned blocks = unsigned(std::min<int64_t>((rows * p.n + 255) / 256, 4096));
+    visit_dtype(p.out_dtype, [&]<class Out>() {
+      compare_kernel<Out><<<blocks, 256, 0, stream>>>(static_cast<const Out*>(a.y) + row0 * p.ldy, p.ldy, ref, rows, p.n, tol, acc);
+    });
+    s = cuda_check(cudaGetLastError(), "compare launch");
+  }
+  CompareAcc h{};
+  cudaMemcpyAsync(&h, acc, sizeof h, cudaMemcpyDeviceToHost, stream);
+  cudaFreeAsync(ref, stream);
+  cudaFreeAsync(acc, stream);
+  if (Status e = cuda_check(cudaStreamSynchronize(stream), "compare"); !e.ok()) return e;
+  if (!s.ok()) return s;
+  Compare c;
+  c.checked = int64_t(h.checked);
+  c.unwritten = int64_t(h.unwritten);
+  c.not_close = int64_t(h.not_close);
+  c.err_sq = h.err_sq;
+  c.ref_sq = h.ref_sq;
+  uint64_t bits = h.max_abs_bits;
+  std::memcpy(&c.max_abs, &bits, sizeof bits);
+  out->add(c);
+  return Status::Ok();
+}
+
+Status compare(const GemmArgs& a, double tol, Compare* out, cudaStream_t stream, int64_t max_full_elements, int64_t boundary) {
+  const Problem& p = a.p;
+  if (p.m * p.n <= max_full_elements) {
+    // Row chunks keep the fp32 scratch below ~1 GiB.
+    int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 28) / std::max<int64_t>(p.n, 1));
+    for (int64_t r = 0; r < p.m; r += chunk)
+      if (Status s = compare_rows(a, r, std::min(chunk, p.m - r), tol, out, stream); !s.ok()) return s;
+    return Status::Ok();
+  }
+  std::vector<std::pair<int64_t, int64_t>> blocks;
+  const int64_t b = 128;
+  blocks.push_back({0, b});
+  blocks.push_back({p.m - b, b});
+  for (int i = 1; i < 8; ++i) blocks.push_back({p.m * i / 8, b});
+  if (boundary > 0)
+    for (int64_t e = boundary; e < p.m; e += boundary) blocks.push_back({e - b / 2, b});
+  // Rows whose int32 offset would wrap: the first rows past 2^31 / ldy.
+  int64_t wrap = (int64_t(1) << 31) / std::max<int64_t>(p.ldy, 1);
+  if (wrap < p.m) blocks.push_back({wrap - b / 2, b});
+  std::sort(blocks.begin(), blocks.end());
+  int64_t done = 0;  // rows below this are compared already
+  for (auto [r0, n] : blocks) {
+    r0 = std::clamp<int64_t>(r0, 0, p.m);
+    int64_t r1 = std::min(p.m, r0 + n);
+    r0 = std::max(r0, done);
+    if (r1 <= r0) continue;
+    if (Status s = compare_rows(a, r0, r1 - r0, tol, out, stream); !s.ok()) return s;
+    done = r1;
+  }
+  return Status::Ok();
+}
+
+}  // namespace tgemm::bench

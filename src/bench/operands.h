@@ -1,0 +1,68 @@
+// Device operands for tests, benchmarks, the tuner and the safety sweep: random fill, poisoned outputs,
+// guard regions, comparison against the reference kernel.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tgemm/tgemm.h"
+
+namespace tgemm::bench {
+
+// cudaMalloc'd bytes with guard regions before and after, filled with kGuardByte.
+class Guarded {
+ public:
+  static constexpr uint8_t kGuardByte = 0xA5;
+  Guarded() = default;
+  ~Guarded();
+  Guarded(Guarded&& o) noexcept { *this = std::move(o); }
+  Guarded& operator=(Guarded&& o) noexcept;
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+
+  // `align` keeps the payload at this byte alignment; `offset` adds bytes to misalign it on purpose.
+  static Status make(size_t bytes, size_t guard_before, size_t guard_after, Guarded* out, size_t offset = 0);
+  void* data() const { return base_ ? base_ + before_ : nullptr; }
+  size_t bytes() const { return bytes_; }
+  // Counts guard bytes that changed.
+  Status check_guards(int64_t* changed_before, int64_t* changed_after, cudaStream_t stream) const;
+
+ private:
+  char* raw_ = nullptr;
+  char* base_ = nullptr;
+  size_t before_ = 0, bytes_ = 0, after_ = 0;
+};
+
+// Uniform values in [-1, 1) from (seed, index): fresh random data for each seed. Fills the whole span
+// ((rows-1)*ld + cols elements).
+Status fill_random(const MatrixView& v, uint64_t seed, cudaStream_t stream, float scale = 1.0f);
+Status fill_random(void* p, DType t, int64_t count, uint64_t seed, cudaStream_t stream, float scale = 1.0f);
+// NaN in every element of the span (all bits set): an element left unwritten stays NaN.
+Status poison(const MatrixView& v, cudaStream_t stream);
+
+struct Compare {
+  int64_t checked = 0;     // elements compared
+  int64_t unwritten = 0;   // NaN (still poisoned, or computed NaN)
+  int64_t not_close = 0;   // fail isclose(y, ref, rtol, atol)
+  double err_sq = 0, ref_sq = 0, max_abs = 0;
+  double rel_l2() const;   // ||y - ref|| / ||ref||
+  double err_ratio() const { return checked ? double(not_close + unwritten) / double(checked) : 0; }
+  void add(const Compare& o);
+  std::string to_string() const;
+};
+
+// Compares rows [row0, row0 + rows) of y with the reference kernel's fp32 result; isclose uses
+// rtol = atol = `tol`. Allocates a scratch buffer for the reference rows.
+Status compare_rows(const GemmArgs& a, int64_t row0, int64_t rows, double tol, Compare* out, cudaStream_t stream);
+// All rows for moderate sizes, otherwise sampled blocks: the first and last rows, rows around every
+// multiple of `boundary` (piece edges), and a few in between.
+Status compare(const GemmArgs& a, double tol, Compare* out, cudaStream_t stream, int64_t max_full_elements = int64_t(1) << 28,
+               int64_t boundary = 0);
+
+// Default isclose tolerance for an output dtype (DESIGN.md: 5e-2 for bf16/fp16; fp32 output keeps bf16 inputs' rounding).
+double default_tol(DType out);
+
+}  // namespace tgemm::bench

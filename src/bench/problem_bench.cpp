@@ -1,0 +1,104 @@
+#include "bench/problem_bench.h"
+
+#include <algorithm>
+#include <string>
+
+namespace tgemm::bench {
+
+DeviceMem::~DeviceMem() {
+  if (p_) cudaFree(p_);
+}
+
+DeviceMem& DeviceMem::operator=(DeviceMem&& o) noexcept {
+  if (this != &o) {
+    if (p_) cudaFree(p_);
+    p_ = o.p_, bytes_ = o.bytes_;
+    o.p_ = nullptr;
+  }
+  return *this;
+}
+
+Status DeviceMem::make(size_t bytes, DeviceMem* out) {
+  DeviceMem m;
+  if (cudaError_t e = cudaMalloc(&m.p_, std::max<size_t>(bytes, 16)); e != cudaSuccess)
+    return {StatusCode::cuda_error, "cudaMalloc(" + std::to_string(bytes) + "): " + cudaGetErrorString(e)};
+  m.bytes_ = bytes;
+  *out = std::move(m);
+  return Status::Ok();
+}
+
+Status Operands::make(const Shape& s, uint64_t seed, cudaStream_t stream, Operands* out, size_t l2_bytes) {
+  Operands o;
+  o.shape = s;
+  const size_t in = size_t(dtype_size(s.dtype));
+  const size_t xb = size_t(s.m) * s.k * in, wb = size_t(s.n) * s.k * in, bb = s.bias ? size_t(s.n) * in : 0;
+  if (l2_bytes == 0) {
+    int dev = 0, l2 = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+    l2_bytes = size_t(std::max(l2, 1));
+  }
+  // Enough sets to exceed 3x the L2, at most 16 and at most ~8 GB of inputs.
+  size_t per = xb + wb + bb;
+  size_t want = (3 * l2_bytes + per - 1) / std::max<size_t>(per, 1);
+  o.rotations = int(std::clamp<size_t>(want, 1, std::max<size_t>(1, std::min<size_t>(16, (size_t(8) << 30) / std::max<size_t>(per, 1)))));
+  for (int r = 0; r < o.rotations; ++r) {
+    DeviceMem x, w, b;
+    if (Status st = DeviceMem::make(xb, &x); !st.ok()) return st;
+    if (Status st = DeviceMem::make(wb, &w); !st.ok()) return st;
+    if (s.bias)
+      if (Status st = DeviceMem::make(bb, &b); !st.ok()) return st;
+    o.x.push_back(std::move(x));
+    o.w.push_back(std::move(w));
+    o.bias.push_back(std::move(b));
+    if (Status st = fill_random(o.xv(r), seed + 3 * r, stream); !st.ok()) return st;
+    if (Status st = fill_random(o.wv(r), seed + 3 * r + 1, stream); !st.ok()) return st;
+    if (s.bias)
+      if (Status st = fill_random(o.bias[r].get(), s.dtype, s.n, seed + 3 * r + 2, stream); !st.ok()) return st;
+  }
+  if (Status st = DeviceMem::make(size_t(s.m) * s.n * size_t(dtype_size(s.outdtype)), &o.y); !st.ok()) return st;
+  if (Status st = poison(o.yv(), stream); !st.ok()) return st;
+  *out = std::move(o);
+  return Status::Ok();
+}
+
+MatrixView Operands::xv(int r) const { return {x[size_t(r)].get(), shape.m, shape.k, shape.k, shape.dtype}; }
+MatrixView Operands::wv(int r) const { return {w[size_t(r)].get(), shape.n, shape.k, shape.k, shape.dtype}; }
+MatrixView Operands::yv() const { return {y.get(), shape.m, shape.n, shape.n, shape.outdtype}; }
+VectorView Operands::bv(int r) const { return {bias[size_t(r)].get(), shape.n, shape.dtype}; }
+
+GemmArgs Operands::args(int r) const {
+  GemmArgs a;
+  VectorView b = bv(r);
+  (void)make_problem(xv(r), wv(r), shape.bias ? &b : nullptr, yv(), &a.p);
+  a.x = x[size_t(r)].get();
+  a.w = w[size_t(r)].get();
+  a.bias = shape.bias ? bias[size_t(r)].get() : nullptr;
+  a.y = y.get();
+  return a;
+}
+
+Launch launch_mm(Dispatcher& d, const Operands& o) {
+  return [&d, &o](int r, cudaStream_t s) {
+    VectorView b = o.bv(r);
+    return d.mm(o.xv(r), o.wv(r), o.shape.bias ? &b : nullptr, o.yv(), s);
+  };
+}
+
+Launch launch_kernel(Dispatcher& d, const Kernel& k, const Operands& o) {
+  return [&d, &k, &o](int r, cudaStream_t s) {
+    VectorView b = o.bv(r);
+    return d.run_kernel(k, o.xv(r), o.wv(r), o.shape.bias ? &b : nullptr, o.yv(), s);
+  };
+}
+
+Status check_result(const Launch& launch, const Operands& o, Compare* out, cudaStream_t stream) {
+  if (Status s = poison(o.yv(), stream); !s.ok()) return s;
+  if (Status s = launch(0, stream); !s.ok()) return s;
+  if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
+    return {StatusCode::cuda_error, std::string("run: ") + cudaGetErrorString(e)};
+  *out = Compare{};
+  return compare(o.args(0), default_tol(o.shape.outdtype), out, stream);
+}
+
+}  // namespace tgemm::bench

@@ -1,0 +1,424 @@
+// What `mm` does: validate, look up the plan (cached per shape), check limits, split, launch.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "backends/reference/reference.h"
+#include "dispatch/embedded_tables.h"
+#include "dispatch/split.h"
+#include "registry/registry.h"
+#include "table/table.h"
+#include "tgemm/tgemm.h"
+
+namespace tgemm {
+
+namespace {
+
+struct PlanKey {
+  Problem p;
+  std::string arch;
+  int sms;
+  bool operator==(const PlanKey&) const = default;
+};
+
+struct PlanKeyHash {
+  size_t operator()(const PlanKey& k) const {
+    const Problem& p = k.p;
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    mix(uint64_t(p.m)); mix(uint64_t(p.n)); mix(uint64_t(p.k));
+    mix(uint64_t(p.ldx)); mix(uint64_t(p.ldw)); mix(uint64_t(p.ldy));
+    mix(uint64_t(p.in_dtype) | uint64_t(p.out_dtype) << 8 | uint64_t(p.bias_dtype) << 16 | uint64_t(p.has_bias) << 24);
+    mix(uint64_t(p.align_x) | uint64_t(p.align_w) << 8 | uint64_t(p.align_y) << 16 | uint64_t(p.align_bias) << 24);
+    mix(uint64_t(k.sms));
+    return size_t(h ^ std::hash<std::string>()(k.arch));
+  }
+};
+
+Status cuda_status(cudaError_t e, const char* what) {
+  return {StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorString(e)};
+}
+
+std::string describe(const Problem& p) {
+  std::ostringstream s;
+  s << "M=" << p.m << " N=" << p.n << " K=" << p.k << " " << dtype_name(p.in_dtype) << " -> " << dtype_name(p.out_dtype);
+  if (p.has_bias) s << ", bias " << dtype_name(p.bias_dtype);
+  else s << ", no bias";
+  s << ", ldx=" << p.ldx << " ldw=" << p.ldw << " ldy=" << p.ldy;
+  __int128 mn = __int128(p.m) * p.n;
+  s << "; M*N = " << int64_t(mn) << (mn >= (__int128(1) << 31) ? " >= 2^31" : " < 2^31");
+  return s.str();
+}
+
+std::vector<std::string> split_paths(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ':'))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+DeviceInfo DeviceInfo::current() {
+  DeviceInfo d;
+  int dev = 0, major = 0, minor = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    cudaGetLastError();  // no device: keep the default (sm90, 132 SMs) so planning works on a CPU machine
+    return d;
+  }
+  d.arch = "sm" + std::to_string(major) + std::to_string(minor);
+  d.sm_count = sms;
+  return d;
+}
+
+std::string Plan::to_string() const {
+  std::string s;
+  for (const std::string& c : chain) s += "  " + c + "\n";
+  return s;
+}
+
+struct Dispatcher::Impl {
+  DispatcherOptions opts;
+  Status table_status;  // a failed table load is reported by every mm, never silently ignored
+  TunedTable table;
+  std::vector<std::string> table_files;
+  LoadStats table_stats;
+
+  mutable std::shared_mutex plans_mu;
+  std::unordered_map<PlanKey, std::unique_ptr<Plan>, PlanKeyHash> plans;
+
+  struct Workspace {
+    void* ptr = nullptr;
+    size_t bytes = 0;
+  };
+  std::mutex ws_mu;
+  std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;
+
+  std::mutex dev_mu;
+  std::vector<std::unique_ptr<DeviceInfo>> devices;  // by ordinal, filled once
+
+  std::mutex log_mu;
+  std::set<std::string> logged_shapes;
+  bool log_file_read = false;
+
+  const DeviceInfo& device(int ordinal) {
+    std::lock_guard<std::mutex> lock(dev_mu);
+    if (size_t(ordinal) >= devices.size()) devices.resize(ordinal + 1);
+    if (!devices[ordinal]) devices[ordinal] = std::make_unique<DeviceInfo>(DeviceInfo::current());
+    return *devices[ordinal];
+  }
+
+  Status workspace(int dev, cudaStream_t stream, size_t bytes, void** out) {
+    *out = nullptr;
+    if (bytes == 0) return Status::Ok();
+    std::lock_guard<std::mutex> lock(ws_mu);
+    Workspace& w = workspaces[{dev, stream}];
+    if (w.bytes < bytes) {
+      // Growth happens on the first call of a larger shape on a stream (warm-up), never afterwards.
+      if (w.ptr) {
+        cudaStreamSynchronize(stream);
+        cudaFree(w.ptr);
+        w = {};
+      }
+      size_t want = std::max<size_t>(bytes, 1 << 20);
+      if (cudaError_t e = cudaMalloc(&w.ptr, want); e != cudaSuccess) return cuda_status(e, "workspace cudaMalloc");
+      w.bytes = want;
+    }
+    *out = w.ptr;
+    return Status::Ok();
+  }
+
+  void log_shape(const Problem& p) {
+    if (opts.untuned_log.empty()) return;
+    Shape s{p.m, p.n, p.k, p.has_bias, p.in_dtype, p.out_dtype, false, false};
+    std::string line = format_shape(s);
+    std::lock_guard<std::mutex> lock(log_mu);
+    if (!log_file_read) {
+      // Shapes already in the file are not appended again.
+      log_file_read = true;
+      std::vector<Shape> existing;
+      if (read_shapes(opts.untuned_log, &existing).ok())
+        for (const Shape& e : existing) logged_shapes.insert(format_shape(e));
+    }
+    if (!logged_shapes.insert(line).second) return;
+    bool fresh = !std::filesystem::exists(opts.untuned_log) || std::filesystem::file_size(opts.untuned_log) == 0;
+    std::ofstream f(opts.untuned_log, std::ios::app);
+    if (!f) {
+      std::fprintf(stderr, "[tgemm] cannot append to TGEMM_UNTUNED_LOG=%s\n", opts.untuned_log.c_str());
+      return;
+    }
+    if (fresh) f << shapes_header() << "\n";
+    f << line << "\n";
+  }
+};
+
+Dispatcher::Dispatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Dispatcher::~Dispatcher() {
+  for (auto& [key, w] : impl_->workspaces)
+    if (w.ptr) cudaFree(w.ptr);
+}
+
+Status Dispatcher::create(const DispatcherOptions& opts, std::unique_ptr<Dispatcher>* out) {
+  auto impl = std::make_unique<Impl>();
+  impl->opts = opts;
+  auto d = std::unique_ptr<Dispatcher>(new Dispatcher(std::move(impl)));
+  if (Status s = d->load_tables(opts.table_paths); !s.ok()) return s;
+  *out = std::move(d);
+  return Status::Ok();
+}
+
+Dispatcher& Dispatcher::global() {
+  // Never destroyed: CUDA's runtime may be torn down before static destructors run.
+  static Dispatcher* g = [] {
+    DispatcherOptions o;
+    if (const char* c = std::getenv("TGEMM_CONFIG"); c && *c) o.table_paths = split_paths(c);
+    if (const char* u = std::getenv("TGEMM_UNTUNED_LOG"); u && *u) o.untuned_log = u;
+    if (const char* l = std::getenv("TGEMM_LOG"); l && *l && std::string(l) != "0") o.log_plans = true;
+    auto impl = std::make_unique<Impl>();
+    impl->opts = o;
+    auto* d = new Dispatcher(std::move(impl));
+    d->impl_->table_status = d->load_tables(o.table_paths);
+    if (!d->impl_->table_status.ok())
+      std::fprintf(stderr, "[tgemm] %s\n", d->impl_->table_status.to_string().c_str());
+    return d;
+  }();
+  return *g;
+}
+
+Status Dispatcher::load_tables(const std::vector<std::string>& paths) {
+  TunedTable table;
+  LoadStats stats;
+  std::vector<std::string> files;
+  const Registry& reg = Registry::get();
+  auto known = [&](const std::string& name, const std::string& libtype) {
+    const Kernel* k = reg.find(name);
+    return k && backend_name(k->backend()) == libtype;
+  };
+  Status s;
+  if (!paths.empty()) {
+    for (const std::string& p : paths) {
+      if (!(s = table.load(p, known, &stats)).ok()) break;
+      files.push_back(p);
+    }
+  } else if (impl_->opts.load_default_tables) {
+    for (const EmbeddedTable& t : embedded_tables()) {
+      if (!(s = table.load_text(t.text, std::string("<embedded>/") + t.name, known, &stats)).ok()) break;
+      files.push_back(std::string("<embedded>/") + t.name);
+    }
+  }
+  if (!s.ok()) return s;
+  {
+    std::unique_lock<std::shared_mutex> lock(impl_->plans_mu);
+    impl_->table = std::move(table);
+    impl_->table_stats = stats;
+    impl_->table_files = files;
+    impl_->table_status = Status::Ok();
+    impl_->plans.clear();
+  }
+  for (const std::string& n : stats.notes) std::fprintf(stderr, "[tgemm] merge: %s\n", n.c_str());
+  return Status::Ok();
+}
+
+std::string Dispatcher::tables_summary() const {
+  std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
+  std::string s = "tables: ";
+  if (impl_->table_files.empty()) s += "(none)";
+  for (size_t i = 0; i < impl_->table_files.size(); ++i) s += (i ? ", " : "") + impl_->table_files[i];
+  s += "; " + std::to_string(impl_->table.size()) + " rows";
+  if (impl_->table_stats.other_arch) s += ", " + std::to_string(impl_->table_stats.other_arch) + " rows for other archs skipped";
+  if (!impl_->table_stats.notes.empty()) s += ", " + std::to_string(impl_->table_stats.notes.size()) + " duplicate keys merged";
+  return s;
+}
+
+size_t Dispatcher::plan_cache_size() const {
+  std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
+  return impl_->plans.size();
+}
+
+Plan Dispatcher::make_plan(const Problem& p, const DeviceInfo& dev, const std::string& forced) const {
+  Plan plan;
+  plan.problem = p;
+  plan.chain.push_back("problem: " + describe(p));
+  plan.chain.push_back("device: " + dev.arch + ", " + std::to_string(dev.sm_count) + " SMs");
+  const Registry& reg = Registry::get();
+  struct Cand {
+    const Kernel* k;
+    std::string source;
+  };
+  std::vector<Cand> cands;
+  auto add = [&](const Kernel* k, const std::string& src) {
+    for (const Cand& c : cands)
+      if (c.k == k) return;
+    cands.push_back({k, src});
+  };
+  if (!forced.empty()) {
+    const Kernel* k = reg.find(forced);
+    if (!k) {
+      plan.status = {StatusCode::invalid_argument, "unknown kernel '" + forced + "' (see `tgemm kernels`)"};
+      plan.chain.push_back("forced kernel: " + plan.status.message());
+      return plan;
+    }
+    add(k, "forced");
+  }
+  {
+    Shape s{p.m, p.n, p.k, p.has_bias, p.in_dtype, p.out_dtype, false, false};
+    std::string how;
+    std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
+    const TableRow* row = impl_->table.lookup(dev.arch, dev.sm_count, s, &how);
+    if (row) {
+      char us[32];
+      std::snprintf(us, sizeof us, "%.2f", row->us);
+      plan.chain.push_back("table: " + how + " -> " + row->file + ":" + std::to_string(row->line) + " (tuned at M=" +
+                           std::to_string(row->shape.m) + ", " + us + " us): " + row->kernel_name);
+      if (const Kernel* k = reg.find(row->kernel_name))
+        add(k, "table " + row->file + ":" + std::to_string(row->line));
+    } else {
+      plan.chain.push_back("table: " + how + " (" + std::to_string(impl_->table.size()) + " rows for " + dev.arch + ")");
+    }
+  }
+  std::vector<const Kernel*> defaults = reg.defaults(p);
+  std::string dnames;
+  for (const Kernel* k : defaults) {
+    dnames += (dnames.empty() ? "" : ", ") + k->name();
+    add(k, k->backend() == Backend::cublaslt ? "last resort" : "heuristic");
+  }
+  plan.chain.push_back("heuristic candidates: " + (dnames.empty() ? std::string("(none)") : dnames));
+
+  std::string reasons;
+  for (const Cand& c : cands) {
+    Verdict v = c.k->can_implement(p);
+    std::string head = "candidate " + c.k->name() + " (" + c.source + "): ";
+    if (v.ok()) {
+      plan.chain.push_back(head + "limits ok");
+      plan.kernel = c.k;
+      plan.pieces = {{0, p.m, 0, p.n}};
+      plan.source = c.source;
+      break;
+    }
+    if (v.kind == Verdict::Kind::addressing) {
+      plan.chain.push_back(head + "addressing limit: " + v.reason);
+      std::vector<Piece> pieces;
+      std::string why;
+      if (split_for(*c.k, p, &pieces, &why)) {
+        int64_t max_rows = 0, max_cols = 0;
+        for (const Piece& pc : pieces) max_rows = std::max(max_rows, pc.m), max_cols = std::max(max_cols, pc.n);
+        plan.chain.push_back("split: " + std::to_string(pieces.size()) + " pieces of <= " + std::to_string(max_rows) +
+                             " rows x " + std::to_string(max_cols) + " cols, each within " + c.k->name() + "'s limits");
+        plan.kernel = c.k;
+        plan.pieces = std::move(pieces);
+        plan.source = c.source + ", split";
+        break;
+      }
+      plan.chain.push_back("  cannot split: " + why + " -> next candidate");
+      reasons += "; " + c.k->name() + ": " + v.reason + " (cannot split: " + why + ")";
+    } else {
+      plan.chain.push_back(head + v.reason + " -> next candidate");
+      reasons += "; " + c.k->name() + ": " + v.reason;
+    }
+  }
+  if (!plan.kernel) {
+    plan.status = {StatusCode::not_supported, "no kernel can run " + describe(p) + reasons};
+    plan.chain.push_back("plan: none (" + plan.status.message() + ")");
+    return plan;
+  }
+  for (const Piece& pc : plan.pieces)
+    plan.workspace_bytes = std::max(plan.workspace_bytes, plan.kernel->workspace_bytes(piece_problem(p, pc.m0, pc.m, pc.n0, pc.n)));
+  plan.chain.push_back("plan: " + plan.kernel->name() + ", " + std::to_string(plan.pieces.size()) +
+                       (plan.pieces.size() == 1 ? " piece" : " pieces") + ", workspace " + std::to_string(plan.workspace_bytes) + " bytes");
+  return plan;
+}
+
+const Plan& Dispatcher::plan(const Problem& p, const DeviceInfo& dev) {
+  PlanKey key{p, dev.arch, dev.sm_count};
+  {
+    std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
+    auto it = impl_->plans.find(key);
+    if (it != impl_->plans.end()) return *it->second;
+  }
+  auto fresh = std::make_unique<Plan>(make_plan(p, dev));
+  const Plan* result;
+  bool inserted;
+  {
+    std::unique_lock<std::shared_mutex> lock(impl_->plans_mu);
+    auto [it, ins] = impl_->plans.emplace(key, std::move(fresh));
+    result = it->second.get();
+    inserted = ins;
+  }
+  if (inserted) {
+    impl_->log_shape(p);
+    if (impl_->opts.log_plans) {
+      std::fprintf(stderr, "[tgemm] new plan for %s\n%s", describe(p).c_str(), result->to_string().c_str());
+    }
+  }
+  return *result;
+}
+
+Status Dispatcher::mm(const MatrixView& x, const MatrixView& w, const VectorView* bias, const MatrixView& y,
+                      cudaStream_t stream) {
+  if (!impl_->table_status.ok()) return impl_->table_status;
+  Problem p;
+  if (Status s = make_problem(x, w, bias, y, &p); !s.ok()) return s;
+  if (p.m == 0 || p.n == 0) return Status::Ok();
+  GemmArgs a{p, x.data, w.data, bias ? bias->data : nullptr, y.data};
+  if (p.k == 0) return reference::fill_bias(a, stream);  // Y = bias (or 0): no product to compute
+  int dev = 0;
+  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status(e, "cudaGetDevice");
+  return execute(plan(p, impl_->device(dev)), a, dev, stream);
+}
+
+Status Dispatcher::run_plan(const Plan& pl, const MatrixView& x, const MatrixView& w, const VectorView* bias,
+                            const MatrixView& y, cudaStream_t stream) {
+  Problem p;
+  if (Status s = make_problem(x, w, bias, y, &p); !s.ok()) return s;
+  if (!(p == pl.problem)) return {StatusCode::invalid_argument, "run_plan: the operands do not match the plan's problem"};
+  if (p.m == 0 || p.n == 0) return Status::Ok();
+  int dev = 0;
+  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status(e, "cudaGetDevice");
+  return execute(pl, {p, x.data, w.data, bias ? bias->data : nullptr, y.data}, dev, stream);
+}
+
+Status Dispatcher::execute(const Plan& pl, const GemmArgs& a, int dev, cudaStream_t stream) {
+  const Problem& p = a.p;
+  if (!pl.status.ok()) return pl.status;
+  void* ws = nullptr;
+  if (Status s = impl_->workspace(dev, stream, pl.workspace_bytes, &ws); !s.ok()) return s;
+  if (pl.pieces.size() == 1 && pl.pieces[0].m == p.m && pl.pieces[0].n == p.n)
+    return pl.kernel->run(a, ws, pl.workspace_bytes, stream);
+  for (const Piece& pc : pl.pieces)
+    if (Status s = pl.kernel->run(piece_args(a, pc), ws, pl.workspace_bytes, stream); !s.ok()) return s;
+  return Status::Ok();
+}
+
+Status Dispatcher::run_kernel(const Kernel& kernel, const MatrixView& x, const MatrixView& w, const VectorView* bias,
+                              const MatrixView& y, cudaStream_t stream, bool bypass_limits) {
+  Problem p;
+  if (Status s = make_problem(x, w, bias, y, &p); !s.ok()) return s;
+  if (p.m == 0 || p.n == 0) return Status::Ok();
+  if (!bypass_limits) {
+    Verdict v = kernel.can_implement(p);
+    if (!v.ok()) return {StatusCode::not_supported, kernel.name() + " cannot run " + describe(p) + ": " + v.reason};
+  }
+  int dev = 0;
+  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status(e, "cudaGetDevice");
+  size_t bytes = kernel.workspace_bytes(p);
+  void* ws = nullptr;
+  if (Status s = impl_->workspace(dev, stream, bytes, &ws); !s.ok()) return s;
+  return kernel.run({p, x.data, w.data, bias ? bias->data : nullptr, y.data}, ws, bytes, stream);
+}
+
+}  // namespace tgemm

@@ -1,0 +1,60 @@
+#include "registry/registry.h"
+
+#include <stdexcept>
+#include <unordered_set>
+
+#include "tgemm/tgemm.h"
+
+namespace tgemm {
+
+Registry::Registry() {
+  // Preference order for untuned defaults: the small-M kernels, our own Hopper kernels, then the vendor.
+  backends_.resize(4);
+  add_skinny_kernels(backends_[0]);
+  add_sm90_kernels(backends_[1]);
+  add_cublaslt_kernels(backends_[2]);
+  add_reference_kernels(backends_[3]);
+  std::unordered_set<std::string> names;
+  for (auto& b : backends_)
+    for (auto& k : b.kernels) {
+      if (!names.insert(k->name()).second) throw std::logic_error("tgemm: kernel name registered twice: " + k->name());
+      all_.push_back(k.get());
+      if (k->backend() == Backend::cublaslt && !cublaslt_) cublaslt_ = k.get();
+      if (k->backend() == Backend::reference && !reference_) reference_ = k.get();
+    }
+}
+
+const Registry& Registry::get() {
+  static const Registry r;
+  return r;
+}
+
+const Kernel* Registry::find(std::string_view name) const {
+  for (const Kernel* k : all_)
+    if (k->name() == name) return k;
+  return nullptr;
+}
+
+std::vector<const Kernel*> Registry::defaults(const Problem& p) const {
+  std::vector<const Kernel*> out;
+  for (size_t i = 0; i + 1 < backends_.size(); ++i) {  // never the reference kernel
+    const auto& b = backends_[i];
+    if (b.defaults) {
+      for (const Kernel* k : b.defaults(p)) out.push_back(k);
+    }
+  }
+  if (cublaslt_) out.push_back(cublaslt_);
+  return out;
+}
+
+std::vector<const Kernel*> kernels() { return Registry::get().all(); }
+
+const Kernel* find_kernel(const std::string& name) { return Registry::get().find(name); }
+
+}  // namespace tgemm
+
+// Until the sm90 and skinny backends land, the registry links without them. TODO(lead): remove.
+namespace tgemm {
+__attribute__((weak)) void add_sm90_kernels(BackendKernels&) {}
+__attribute__((weak)) void add_skinny_kernels(BackendKernels&) {}
+}  // namespace tgemm

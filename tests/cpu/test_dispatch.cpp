@@ -1,0 +1,214 @@
+// The dispatcher on the host: bad input, plans and their reasons, the plan cache under threads, the untuned log.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "registry/registry.h"
+#include "table/table.h"
+#include "tgemm/tgemm.h"
+
+namespace tgemm {
+namespace {
+
+// Fake device addresses: validation never dereferences them and nothing is launched.
+void* addr(uintptr_t a) { return reinterpret_cast<void*>(a); }
+
+struct BadCase {
+  const char* name;
+  MatrixView x, w, y;
+  bool with_bias;
+  VectorView bias;
+  const char* message;
+};
+
+std::unique_ptr<Dispatcher> make_dispatcher(DispatcherOptions o = {}) {
+  o.load_default_tables = false;
+  std::unique_ptr<Dispatcher> d;
+  EXPECT_TRUE(Dispatcher::create(o, &d).ok());
+  return d;
+}
+
+TEST(BadInput, EveryCaseNamesTheArgument) {
+  const uintptr_t X = 0x10000000, W = 0x20000000, Y = 0x30000000, B = 0x40000000;
+  MatrixView x{addr(X), 64, 128, 128, DType::bf16}, w{addr(W), 32, 128, 128, DType::bf16}, y{addr(Y), 64, 32, 32, DType::bf16};
+  VectorView b{addr(B), 32, DType::bf16};
+  auto with = [&](auto f) {
+    BadCase c{"", x, w, y, false, b, ""};
+    f(c);
+    return c;
+  };
+  std::vector<BadCase> cases = {
+      with([&](BadCase& c) { c.name = "null x"; c.x.data = nullptr; c.message = "x: null data pointer"; }),
+      with([&](BadCase& c) { c.name = "null w"; c.w.data = nullptr; c.message = "w: null data pointer"; }),
+      with([&](BadCase& c) { c.name = "null y"; c.y.data = nullptr; c.message = "y: null data pointer"; }),
+      with([&](BadCase& c) { c.name = "null bias"; c.with_bias = true; c.bias.data = nullptr; c.message = "bias: null data pointer"; }),
+      with([&](BadCase& c) { c.name = "misaligned x"; c.x.data = addr(X + 1); c.message = "x: data pointer is not aligned"; }),
+      with([&](BadCase& c) { c.name = "misaligned bias"; c.with_bias = true; c.bias.data = addr(B + 1); c.message = "bias: data pointer is not aligned"; }),
+      with([&](BadCase& c) { c.name = "negative M"; c.x.rows = -1; c.message = "x.rows = -1 is negative"; }),
+      with([&](BadCase& c) { c.name = "negative K"; c.x.cols = -5; c.message = "x.cols = -5 is negative"; }),
+      with([&](BadCase& c) { c.name = "K mismatch"; c.w.cols = 127; c.w.ld = 127; c.message = "x.cols = 128 (K) differs from w.cols = 127"; }),
+      with([&](BadCase& c) { c.name = "M mismatch"; c.y.rows = 63; c.message = "y.rows = 63 differs from x.rows = 64"; }),
+      with([&](BadCase& c) { c.name = "N mismatch"; c.y.cols = 31; c.message = "y.cols = 31 differs from w.rows = 32"; }),
+      with([&](BadCase& c) { c.name = "ld too small"; c.x.ld = 100; c.message = "x.ld = 100 < x.cols = 128"; }),
+      with([&](BadCase& c) { c.name = "ldy too small"; c.y.ld = 16; c.message = "y.ld = 16 < y.cols = 32"; }),
+      with([&](BadCase& c) { c.name = "fp32 input"; c.x.dtype = DType::fp32; c.w.dtype = DType::fp32; c.message = "x.dtype = fp32 not supported"; }),
+      with([&](BadCase& c) { c.name = "mixed inputs"; c.w.dtype = DType::fp16; c.message = "w.dtype = fp16 differs from x.dtype = bf16"; }),
+      with([&](BadCase& c) { c.name = "bad dtype value"; c.y.dtype = DType(7); c.message = "y.dtype = 7 is not a dtype"; }),
+      with([&](BadCase& c) { c.name = "bias dtype"; c.with_bias = true; c.bias.dtype = DType::fp16; c.message = "bias.dtype = fp16 must be the input dtype (bf16) or fp32"; }),
+      with([&](BadCase& c) { c.name = "bias size"; c.with_bias = true; c.bias.size = 31; c.message = "bias.size = 31 differs from w.rows = 32"; }),
+      with([&](BadCase& c) { c.name = "overflow M*ld"; c.x.rows = int64_t(1) << 62; c.y.rows = c.x.rows; c.message = "x: rows*ld*elem_size overflows"; }),
+      with([&](BadCase& c) { c.name = "overflow M*N"; c.x.rows = int64_t(1) << 40; c.y.rows = c.x.rows; c.y.cols = 32; c.y.ld = int64_t(1) << 30; c.x.ld = 128;
+                             c.message = "overflows the address space"; }),
+      with([&](BadCase& c) { c.name = "y aliases x"; c.y.data = addr(X + 64); c.message = "y overlaps x"; }),
+      with([&](BadCase& c) { c.name = "y aliases bias"; c.with_bias = true; c.bias.data = addr(Y + 128); c.message = "y overlaps bias"; }),
+  };
+  auto d = make_dispatcher();
+  for (const BadCase& c : cases) {
+    Status s = d->mm(c.x, c.w, c.with_bias ? &c.bias : nullptr, c.y, nullptr);
+    EXPECT_EQ(s.code(), StatusCode::invalid_argument) << c.name << ": " << s.to_string();
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << c.name << ": got '" << s.message() << "'";
+  }
+  EXPECT_EQ(d->plan_cache_size(), 0u) << "nothing was planned for rejected input";
+}
+
+TEST(BadInput, EmptyProblemsAreNoOps) {
+  auto d = make_dispatcher();
+  MatrixView x{nullptr, 0, 128, 128, DType::bf16}, w{addr(0x1000), 32, 128, 128, DType::bf16}, y{nullptr, 0, 32, 32, DType::bf16};
+  EXPECT_TRUE(d->mm(x, w, nullptr, y, nullptr).ok());
+  MatrixView x2{addr(0x2000), 4, 128, 128, DType::bf16}, w2{nullptr, 0, 128, 128, DType::bf16}, y2{nullptr, 4, 0, 1, DType::bf16};
+  EXPECT_TRUE(d->mm(x2, w2, nullptr, y2, nullptr).ok());
+}
+
+Problem seed(int64_t m) {
+  Problem p;
+  p.m = m, p.n = 6144, p.k = 1280, p.ldx = 1280, p.ldw = 1280, p.ldy = 6144, p.has_bias = true;
+  return p;
+}
+
+std::string joined(const Plan& p) {
+  std::string s;
+  for (auto& c : p.chain) s += c + "\n";
+  return s;
+}
+
+TEST(Plan, SeedShapeChainHasTheNumbers) {
+  auto d = make_dispatcher();
+  Plan p = d->make_plan(seed(768000), DeviceInfo{});
+  ASSERT_TRUE(p.status.ok()) << p.status.to_string();
+  std::string s = joined(p);
+  EXPECT_NE(s.find("M*N = 4718592000 >= 2^31"), std::string::npos) << s;
+  EXPECT_NE(s.find("padded M level 1 = 8192"), std::string::npos) << s;
+  EXPECT_NE(s.find("plan: "), std::string::npos) << s;
+}
+
+TEST(Plan, TableRowIsTheFirstCandidateAndLimitsAreCheckedOnTheRealProblem) {
+  // A table that maps M=8192 to an int32-offset kernel, as AITER's did: the 768000-row problem must be
+  // split (or moved), never run whole.
+  const Kernel* i32 = nullptr;
+  for (const Kernel* k : kernels())
+    if (k->limits().y_index_bits == 32 && (k->limits().in_dtypes & dtype_bit(DType::bf16)) && !i32) i32 = k;
+  if (!i32) GTEST_SKIP() << "no int32-offset kernel registered in this build";
+  std::string path = (std::filesystem::temp_directory_path() / "tgemm_seed_table.csv").string();
+  std::ofstream(path) << TunedTable::header() << "\nsm90,132,8192,6144,1280,True,torch.bfloat16,torch.bfloat16,False,False,"
+                      << backend_name(i32->backend()) << ",0,1,100.0," << i32->name() << ",0,700,900\n";
+  DispatcherOptions o;
+  o.table_paths = {path};
+  auto d = make_dispatcher(o);
+  ASSERT_TRUE(d->load_tables({path}).ok());
+  Plan p = d->make_plan(seed(768000), DeviceInfo{});
+  ASSERT_TRUE(p.status.ok());
+  std::string s = joined(p);
+  EXPECT_NE(s.find("padded M level 1 = 8192 hit"), std::string::npos) << s;
+  EXPECT_NE(s.find("addressing limit"), std::string::npos) << s;
+  EXPECT_EQ(p.kernel, i32) << s;
+  EXPECT_GE(p.pieces.size(), 3u) << s;
+  for (const Piece& pc : p.pieces) EXPECT_LE((pc.m - 1) * 6144 + 6143, 2147483647LL);
+  Plan small = d->make_plan(seed(8192), DeviceInfo{});
+  EXPECT_EQ(small.pieces.size(), 1u);
+  std::filesystem::remove(path);
+}
+
+TEST(Plan, ForcedUnknownKernelIsAnError) {
+  auto d = make_dispatcher();
+  Plan p = d->make_plan(seed(16), DeviceInfo{}, "sm90_nonexistent");
+  EXPECT_EQ(p.status.code(), StatusCode::invalid_argument);
+  EXPECT_NE(p.status.message().find("unknown kernel 'sm90_nonexistent'"), std::string::npos);
+}
+
+TEST(Plan, CublasLtIsTheLastResort) {
+  auto d = make_dispatcher();
+  Problem p = seed(8192);
+  p.ldx = 1281;  // odd leading dimension: TMA kernels cannot take it
+  Plan pl = d->make_plan(p, DeviceInfo{});
+  ASSERT_TRUE(pl.status.ok());
+  EXPECT_EQ(pl.kernel->backend(), Backend::cublaslt) << joined(pl);
+}
+
+TEST(PlanCache, ConcurrentThreadsGetOnePlanPerShape) {
+  auto d = make_dispatcher();
+  std::vector<Problem> shapes;
+  for (int64_t m : {1, 7, 64, 333, 8192, 360000, 768000}) shapes.push_back(seed(m));
+  std::vector<std::vector<const Plan*>> seen(8, std::vector<const Plan*>(shapes.size()));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 200; ++rep)
+        for (size_t i = 0; i < shapes.size(); ++i) {
+          const Plan& p = d->plan(shapes[(i + size_t(t)) % shapes.size()], DeviceInfo{});
+          if (rep == 0) seen[size_t(t)][(i + size_t(t)) % shapes.size()] = &p;
+        }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(d->plan_cache_size(), shapes.size());
+  for (int t = 1; t < 8; ++t)
+    for (size_t i = 0; i < shapes.size(); ++i) EXPECT_EQ(seen[size_t(t)][i], seen[0][i]);
+}
+
+TEST(UntunedLog, EachShapeAppendedOnce) {
+  std::string path = (std::filesystem::temp_directory_path() / "tgemm_untuned_test.csv").string();
+  std::filesystem::remove(path);
+  DispatcherOptions o;
+  o.untuned_log = path;
+  {
+    auto d = make_dispatcher(o);
+    for (int rep = 0; rep < 3; ++rep)
+      for (int64_t m : {16, 8192, 16}) (void)d->plan(seed(m), DeviceInfo{});
+  }
+  {
+    auto d = make_dispatcher(o);  // a second process-like instance: shapes already in the file are not repeated
+    (void)d->plan(seed(16), DeviceInfo{});
+    (void)d->plan(seed(32), DeviceInfo{});
+  }
+  std::vector<Shape> got;
+  ASSERT_TRUE(read_shapes(path, &got).ok());
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].m, 16);
+  EXPECT_EQ(got[1].m, 8192);
+  EXPECT_EQ(got[2].m, 32);
+  std::filesystem::remove(path);
+}
+
+TEST(Tables, MergedConfigLowestUsWins) {
+  auto tmp = std::filesystem::temp_directory_path();
+  std::string a = (tmp / "tgemm_a.csv").string(), b = (tmp / "tgemm_b.csv").string();
+  std::ofstream(a) << TunedTable::header() << "\nsm90,132,64,6144,1280,True,torch.bfloat16,torch.bfloat16,False,False,cublaslt,0,1,20.0,cublaslt,0,1,1\n";
+  std::ofstream(b) << TunedTable::header() << "\nsm90,132,64,6144,1280,True,torch.bfloat16,torch.bfloat16,False,False,cublaslt,0,1,10.0,cublaslt_h1,0,1,1\n"
+                   << "gfx950,256,64,6144,1280,True,torch.bfloat16,torch.bfloat16,False,False,hipblaslt,0,1,10.0,x,0,1,1\n";
+  auto d = make_dispatcher();
+  ASSERT_TRUE(d->load_tables({a, b}).ok());
+  EXPECT_NE(d->tables_summary().find("1 rows for other archs skipped"), std::string::npos) << d->tables_summary();
+  Plan p = d->make_plan(seed(64), DeviceInfo{});
+  EXPECT_EQ(p.kernel->name(), "cublaslt_h1") << joined(p);
+  std::ofstream(b) << "garbage\n";
+  Status s = d->load_tables({a, b});
+  EXPECT_EQ(s.code(), StatusCode::parse_error);
+  EXPECT_NE(s.message().find(b + ":1:1"), std::string::npos) << s.message();
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
+}
+
+}  // namespace
+}  // namespace tgemm

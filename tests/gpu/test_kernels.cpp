@@ -1,0 +1,84 @@
+// Every registered kernel against the reference kernel on fresh random data: odd shapes, tails, large
+// leading dimensions, every dtype combination, bias or not; Y poisoned, guards checked, reruns bit-identical.
+#include <cstring>
+
+#include "gpu_util.h"
+#include "registry/registry.h"
+
+namespace tgemm::testing {
+namespace {
+
+std::vector<Case> cases_for(const Kernel& k) {
+  std::vector<Case> cs;
+  const Limits& l = k.limits();
+  int64_t pad = l.ld_multiple > 1 ? l.ld_multiple : 3;
+  bool small_m = l.max_m <= 64;
+  std::vector<std::array<int64_t, 3>> shapes;
+  if (small_m) {
+    for (int64_t m : {int64_t(1), int64_t(2), int64_t(3), l.max_m / 2 + 1, l.max_m})
+      if (m >= 1 && m <= l.max_m) shapes.push_back({m, 1000 + 24, 4096});
+    shapes.push_back({1, 3, 8});
+    shapes.push_back({l.max_m, 4104, 1048});
+  } else {
+    shapes = {{128, 256, 64}, {300, 520, 1280}, {1000, 1000, 264}, {1, 8, 8}, {129, 136, 72}, {2048, 768, 2048}};
+  }
+  if (l.ld_multiple <= 1) {  // kernels that take any leading dimension get odd K and N too
+    shapes.push_back({small_m ? l.max_m : 77, 131, 97});
+    shapes.push_back({small_m ? 1 : 255, 7, 13});
+  }
+  for (auto [m, n, kk] : shapes)
+    for (DType in : {DType::bf16, DType::fp16})
+      for (DType out : {DType::bf16, DType::fp16, DType::fp32})
+        for (int bias : {0, 1, 2}) {
+          cs.push_back({m, n, kk, in, out, bias, 0, 0, 0});
+          if (bias == 1) cs.push_back({m, n, kk, in, out, bias, pad, 2 * pad, pad});
+        }
+  return cs;
+}
+
+std::vector<unsigned char> bytes_of(const MatrixView& v) {
+  std::vector<unsigned char> h(size_t(span_of(v) * dtype_size(v.dtype)));
+  cudaMemcpy(h.data(), v.data, h.size(), cudaMemcpyDeviceToHost);
+  return h;
+}
+
+TEST(Kernels, EveryKernelMatchesReference) {
+  std::unique_ptr<Dispatcher> d;
+  DispatcherOptions o;
+  o.load_default_tables = false;
+  TGEMM_OK(Dispatcher::create(o, &d));
+  uint64_t seed = 5000;
+  int ran_kernels = 0;
+  for (const Kernel* k : kernels()) {
+    if (k->backend() == Backend::reference) continue;
+    int ran = 0;
+    for (const Case& c : cases_for(*k)) {
+      Guarded g;
+      TGEMM_OK(make_guarded(c, seed += 7, &g));
+      if (!k->can_implement(g.args().p).ok()) continue;
+      ++ran;
+      TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, nullptr));
+      CUDA_OK(cudaDeviceSynchronize());
+      bench::Compare cmp;
+      TGEMM_OK(bench::compare(g.args(), bench::default_tol(c.out), &cmp, nullptr));
+      EXPECT_EQ(cmp.unwritten, 0) << k->name() << " " << c.str() << ": " << cmp.to_string();
+      EXPECT_EQ(cmp.not_close, 0) << k->name() << " " << c.str() << ": " << cmp.to_string();
+      EXPECT_LT(cmp.rel_l2(), 1e-2) << k->name() << " " << c.str() << ": " << cmp.to_string();
+      expect_guards_intact(g, k->name());
+      if (k->deterministic() && ran % 4 == 1) {
+        auto first = bytes_of(g.yv);
+        TGEMM_OK(bench::poison(g.yv, nullptr));
+        TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, nullptr));
+        CUDA_OK(cudaDeviceSynchronize());
+        EXPECT_TRUE(first == bytes_of(g.yv)) << k->name() << " " << c.str() << ": rerun is not bit-identical";
+      }
+      if (::testing::Test::HasFailure()) return;  // one kernel's failure is enough to read
+    }
+    EXPECT_GT(ran, 0) << k->name() << " ran no case";
+    ++ran_kernels;
+  }
+  std::printf("checked %d kernels\n", ran_kernels);
+}
+
+}  // namespace
+}  // namespace tgemm::testing

@@ -1,0 +1,154 @@
+// tgemm bench: per shape, mm (and any forced kernels) timed interleaved with cuBLASLt, checked against the
+// reference, with the ceilings of this GPU measured in the same run.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "bench/ceilings.h"
+#include "bench/problem_bench.h"
+#include "cli.h"
+#include "registry/registry.h"
+
+namespace tgemm::cli {
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string plan_str(const Plan& p) {
+  if (!p.status.ok()) return "none";
+  return p.kernel->name() + (p.pieces.size() > 1 ? " x" + std::to_string(p.pieces.size()) + " pieces" : "");
+}
+
+}  // namespace
+
+int cmd_bench(const std::vector<std::string>& argv) {
+  Args a(argv, {"--no-check", "--no-ceilings"}, {"-i", "--warmup", "--iters", "--csv", "--kernel"});
+  std::string input = a.str("-i", "shapes/seed.csv");
+  int warmup = int(a.int_opt("--warmup", 5, 0, 10000));
+  int iters = int(a.int_opt("--iters", 30, 1, 100000));
+  std::vector<std::string> forced = split_commas(a.str("--kernel"));
+  for (const std::string& k : forced)
+    if (!find_kernel(k)) a.fail("--kernel: unknown kernel '" + k + "' (see `tgemm kernels`)");
+  if (a.ok() && !a.positional().empty()) a.fail("unexpected argument '" + a.positional()[0] + "'");
+  std::vector<Shape> shapes;
+  if (a.ok())
+    if (Status s = read_shapes(input, &shapes); !s.ok()) a.fail(s.message());
+  if (!a.ok()) {
+    std::fprintf(stderr, "tgemm bench: %s\n", a.error().c_str());
+    return 2;
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::fprintf(stderr, "tgemm bench: no CUDA device\n");
+    return 1;
+  }
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  Dispatcher& d = Dispatcher::global();
+  std::printf("device: %s, %d SMs, L2 %d MB; %s\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+              d.tables_summary().c_str());
+  if (!a.flag("--no-ceilings")) {
+    bench::Ceilings c;
+    if (Status s = bench::measure_ceilings(stream, &c); s.ok())
+      std::printf("ceilings (same run): D2D copy %.0f GB/s (read+write), cuBLASLt bf16 8192^3 %.0f TFLOP/s\n", c.copy_gbps, c.gemm_tflops);
+    else
+      std::printf("ceilings: %s\n", s.to_string().c_str());
+  }
+  std::printf("timing: %d warm-up, %d interleaved iterations, medians; x cuBLASLt = median of per-iteration ratios\n", warmup, iters);
+  std::ofstream csv;
+  if (a.has("--csv")) {
+    csv.open(a.str("--csv"));
+    if (!csv) {
+      std::fprintf(stderr, "tgemm bench: cannot write %s\n", a.str("--csv").c_str());
+      return 1;
+    }
+    csv << "M,N,K,bias,dtype,outdtype,what,kernel,pieces,us,tflops,bw,x_cublaslt,cublaslt_us,rel_l2,err_ratio,unwritten\n";
+  }
+  std::printf("%8s %6s %6s %4s %-5s | %-28s %9s %8s %8s %8s %10s | %s\n", "M", "N", "K", "bias", "dtype", "what", "us",
+              "TFLOP/s", "GB/s", "x cuBLAS", "rel_err", "plan");
+  int failures = 0;
+  const Kernel* lt = Registry::get().cublaslt();
+  for (const Shape& sh : shapes) {
+    bench::Operands o;
+    if (Status s = bench::Operands::make(sh, 1234 + uint64_t(sh.m), stream, &o); !s.ok()) {
+      std::printf("%8lld %6lld %6lld: cannot allocate operands: %s\n", (long long)sh.m, (long long)sh.n, (long long)sh.k, s.message().c_str());
+      ++failures;
+      continue;
+    }
+    GemmArgs args = o.args(0);
+    DeviceInfo dev = DeviceInfo::current();
+    struct Row {
+      std::string what;
+      Plan plan;
+      bench::Launch launch;
+    };
+    std::vector<Row> rows;
+    rows.push_back({"cublaslt", d.make_plan(args.p, dev, lt->name()), bench::launch_kernel(d, *lt, o)});
+    rows.push_back({"tgemm mm", d.plan(args.p, dev), bench::launch_mm(d, o)});
+    for (const std::string& k : forced) {
+      Plan pl = d.make_plan(args.p, dev, k);
+      bool is_forced = pl.status.ok() && pl.kernel->name() == k;
+      if (!is_forced) {
+        std::printf("%8lld %6lld %6lld: %s cannot run this shape: %s\n", (long long)sh.m, (long long)sh.n, (long long)sh.k,
+                    k.c_str(), pl.chain.size() > 3 ? pl.chain[3].c_str() : pl.status.message().c_str());
+        continue;
+      }
+      rows.push_back({k, pl, nullptr});
+    }
+    for (Row& r : rows)
+      if (!r.launch) {
+        const Plan* pl = &r.plan;
+        r.launch = [&d, &o, pl](int rot, cudaStream_t s) {
+          VectorView b = o.bv(rot);
+          return d.run_plan(*pl, o.xv(rot), o.wv(rot), o.shape.bias ? &b : nullptr, o.yv(), s);
+        };
+      }
+    std::vector<bench::Launch> launches;
+    for (const Row& r : rows) launches.push_back(r.launch);
+    std::vector<bench::Timing> t;
+    if (Status s = bench::time_interleaved(launches, o.rotations, {warmup, iters}, stream, &t); !s.ok()) {
+      std::printf("%8lld %6lld %6lld: timing failed: %s\n", (long long)sh.m, (long long)sh.n, (long long)sh.k, s.to_string().c_str());
+      ++failures;
+      continue;
+    }
+    for (size_t j = 0; j < rows.size(); ++j) {
+      const Row& r = rows[j];
+      bench::Compare c;
+      Status cs = a.flag("--no-check") ? Status::Ok() : bench::check_result(r.launch, o, &c, stream);
+      bool ok = t[j].ok && cs.ok() && c.unwritten == 0 && c.err_ratio() <= 0.05;
+      if (!ok) ++failures;
+      double us = t[j].median_us;
+      double tflops = t[j].ok ? args.p.flops() / (us * 1e-6) / 1e12 : 0;
+      double bw = t[j].ok ? args.p.min_bytes() / (us * 1e-6) / 1e9 : 0;
+      double x = j == 0 ? 1.0 : (t[j].ratio_vs_first > 0 ? 1.0 / t[j].ratio_vs_first : 0);
+      char err[32];
+      std::snprintf(err, sizeof err, "%.2e", c.rel_l2());
+      std::printf("%8lld %6lld %6lld %4s %-5s | %-28s %9.1f %8.1f %8.0f %7.3fx %10s | %s%s\n", (long long)sh.m, (long long)sh.n,
+                  (long long)sh.k, sh.bias ? "yes" : "no", std::string(dtype_name(sh.dtype)).c_str(), r.what.c_str(), us, tflops, bw,
+                  x, a.flag("--no-check") ? "-" : err, plan_str(r.plan).c_str(),
+                  ok ? "" : ("  FAILED: " + (!t[j].ok ? t[j].status.to_string() : !cs.ok() ? cs.to_string() : c.to_string())).c_str());
+      if (csv)
+        csv << sh.m << "," << sh.n << "," << sh.k << "," << (sh.bias ? "True" : "False") << "," << dtype_torch_name(sh.dtype) << ","
+            << dtype_torch_name(sh.outdtype) << "," << r.what << ","
+            << (r.plan.kernel ? r.plan.kernel->name() : "none") << "," << r.plan.pieces.size() << "," << us << "," << tflops << ","
+            << bw << "," << x << "," << t[0].median_us << "," << c.rel_l2() << "," << c.err_ratio() << "," << c.unwritten << "\n";
+    }
+    std::fflush(stdout);
+  }
+  cudaStreamDestroy(stream);
+  std::printf("%s\n", failures ? "bench: FAILURES above" : "bench: all results checked against the reference");
+  return failures ? 1 : 0;
+}
+
+}  // namespace tgemm::cli
