@@ -73,6 +73,16 @@ __global__ void compare_kernel(const Out* __restrict__ y, int64_t ldy, const flo
   atomicMax(&acc->max_abs_bits, (unsigned long long)__double_as_longlong(max_abs));
 }
 
+// One block per row chunk; a row counts once however many NaNs it holds.
+template <class T>
+__global__ void nan_rows_kernel(const T* __restrict__ y, int64_t m, int64_t n, int64_t ldy, unsigned long long* count) {
+  for (int64_t r = blockIdx.x; r < m; r += gridDim.x) {
+    int any = 0;
+    for (int64_t c = threadIdx.x; c < n; c += blockDim.x) any |= isnan(to_float(y[r * ldy + c]));
+    if (__syncthreads_or(any) && threadIdx.x == 0) atomicAdd(count, 1ull);
+  }
+}
+
 int64_t span_elems(const MatrixView& v) { return v.rows == 0 || v.cols == 0 ? 0 : (v.rows - 1) * v.ld + v.cols; }
 
 }  // namespace
@@ -101,6 +111,12 @@ Status Guarded::make(size_t bytes, size_t guard_before, size_t guard_after, Guar
   if (Status s = cuda_check(cudaMemset(g.raw_, kGuardByte, total), "cudaMemset guard"); !s.ok()) return s;
   *out = std::move(g);
   return Status::Ok();
+}
+
+Status Guarded::reset_guards(cudaStream_t stream) {
+  cudaMemsetAsync(base_, kGuardByte, before_, stream);
+  cudaMemsetAsync(base_ + before_ + bytes_, kGuardByte, after_, stream);
+  return cuda_check(cudaStreamSynchronize(stream), "reset guards");
 }
 
 Status Guarded::check_guards(int64_t* changed_before, int64_t* changed_after, cudaStream_t stream) const {
@@ -133,6 +149,22 @@ Status poison(const MatrixView& v, cudaStream_t stream) {
   int64_t n = span_elems(v);
   if (n == 0) return Status::Ok();
   return cuda_check(cudaMemsetAsync(v.data, 0xFF, size_t(n * dtype_size(v.dtype)), stream), "poison");
+}
+
+Status count_nan_rows(const MatrixView& y, int64_t* rows, cudaStream_t stream) {
+  *rows = 0;
+  if (y.rows == 0 || y.cols == 0) return Status::Ok();
+  unsigned long long* d = nullptr;
+  if (Status s = cuda_check(cudaMallocAsync(&d, sizeof *d, stream), "cudaMallocAsync"); !s.ok()) return s;
+  cudaMemsetAsync(d, 0, sizeof *d, stream);
+  unsigned blocks = unsigned(std::min<int64_t>(y.rows, 65536));
+  visit_dtype(y.dtype, [&]<class T>() { nan_rows_kernel<T><<<blocks, 256, 0, stream>>>(static_cast<const T*>(y.data), y.rows, y.cols, y.ld, d); });
+  unsigned long long h = 0;
+  cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, stream);
+  cudaFreeAsync(d, stream);
+  if (Status s = cuda_check(cudaStreamSynchronize(stream), "count_nan_rows"); !s.ok()) return s;
+  *rows = int64_t(h);
+  return Status::Ok();
 }
 
 double Compare::rel_l2() const { return ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : std::sqrt(err_sq); }

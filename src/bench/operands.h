@@ -27,6 +27,9 @@ class Guarded {
   static Status make(size_t bytes, size_t guard_before, size_t guard_after, Guarded* out, size_t offset = 0);
   void* data() const { return base_ ? base_ + before_ : nullptr; }
   size_t bytes() const { return bytes_; }
+  // Refills the guard regions (after a run that wrote into them on purpose).
+  Status reset_guards(cudaStream_t stream);
+  size_t guard_before() const { return before_; }
   // Counts guard bytes that changed.
   Status check_guards(int64_t* changed_before, int64_t* changed_after, cudaStream_t stream) const;
 
@@ -61,6 +64,9 @@ Status compare_rows(const GemmArgs& a, int64_t row0, int64_t rows, double tol, C
 // multiple of `boundary` (piece edges), and a few in between.
 Status compare(const GemmArgs& a, double tol, Compare* out, cudaStream_t stream, int64_t max_full_elements = int64_t(1) << 28,
                int64_t boundary = 0);
+
+// Rows of y (the whole matrix) holding at least one NaN: rows a kernel never wrote (Y is poisoned first).
+Status count_nan_rows(const MatrixView& y, int64_t* rows, cudaStream_t stream);
 
 // Default isclose tolerance for an output dtype (DESIGN.md: 5e-2 for bf16/fp16; fp32 output keeps bf16 inputs' rounding).
 double default_tol(DType out);

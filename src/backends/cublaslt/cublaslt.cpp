@@ -123,6 +123,15 @@ class CublasLtKernel final : public Kernel {
   const std::string& name() const override { return name_; }
   Backend backend() const override { return Backend::cublaslt; }
   const Limits& limits() const override { return limits_; }
+  // cuBLASLt's bias epilogue takes a bias of the output's type only ("Unsupported config of bias pointer
+  // type for chosen precision", seen on the H200 for an fp32 bias with bf16 output); an fp32 output's
+  // 16-bit bias is widened into the workspace.
+  Verdict can_implement(const Problem& p) const override {
+    if (p.has_bias && p.bias_dtype != p.out_dtype && p.out_dtype != DType::fp32)
+      return {Verdict::Kind::unsupported, "cuBLASLt's bias epilogue needs the bias in the output dtype (" +
+                                              std::string(dtype_name(p.out_dtype)) + "), got " + std::string(dtype_name(p.bias_dtype))};
+    return check_limits(limits_, p);
+  }
   size_t workspace_bytes(const Problem& p) const override {
     return kLtWorkspace + (widen_bias(p) ? size_t(p.n) * 4 + 256 : 0);
   }

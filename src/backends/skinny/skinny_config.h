@@ -1,0 +1,196 @@
+// skinny backend: configuration, generated names, declared limits and the launch-shape arithmetic.
+// Host-only (no CUDA headers), so the partitioning math can be checked with a plain C++ compiler.
+//
+// Kernel shape (see skinny_kernel.cuh): Y^T[N, M] = W[N, K] · X[M, K]^T with mma.m16n8k16 (W is the 16-row A
+// operand, X the 8-column B operand). A block is 8 warps; each warp owns 16 rows of W and a contiguous range
+// of K "steps" (32 elements each). The block's warps are arranged WN x WK (WN * WK = 8): WN groups of 16 rows,
+// WK slices of K. Blocks of one cluster (S blocks, S <= 8) take further K slices of the same rows.
+// Total K slices T = WK * S ("split-K"), WK = min(T, max_wk(M tile)). Partials are reduced in a fixed order: warps through shared memory,
+// cluster blocks through distributed shared memory. No atomics, no workspace.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tgemm/kernel.h"
+
+namespace tgemm::skinny {
+
+inline constexpr int kThreads = 256;       // 8 warps per block
+inline constexpr int kBlocksPerSm = 2;     // resident blocks per SM: __launch_bounds__(256, 2), <= 40 KB smem
+inline constexpr int kWarps = 8;
+inline constexpr int kWarpRows = 16;       // W rows per warp (the mma's M)
+inline constexpr int kBlockRowsMax = kWarpRows * kWarps;  // 128 rows when WK == 1
+inline constexpr int kStepK = 32;          // K elements per warp step (4 lanes x 8 elements)
+inline constexpr int kMaxCluster = 8;      // portable cluster size
+inline constexpr int kPartPad = 4;         // floats of padding per row of the partial-sum tile (bank spread)
+
+// Unrolled K steps per loop iteration (W loads in flight per thread = 2 * unroll, 16 bytes each).
+constexpr int unroll_for(int max_m, bool vec) { return !vec ? 4 : max_m <= 8 ? 8 : max_m <= 16 ? 6 : 4; }
+// Most warps along K in one block. Warps of a block that share a K slice share its X chunks through L1; warps
+// on different slices each pull X from L2, X bytes = M / (16 * WN) per W byte. Bigger M tiles keep WN larger
+// (X <= ~W/2 of L2 traffic) and take the rest of the split across cluster blocks.
+constexpr int max_wk_for(int max_m, bool vec) { return !vec || max_m <= 8 ? 8 : 64 / max_m; }
+// Static shared memory per block: WK * MT * (128 / WK + 4) floats <= MT * (128 + 4 * 8) floats.
+constexpr int part_floats(int max_m) { return max_m * (kBlockRowsMax + kPartPad * kWarps); }
+
+struct Config {
+  DType in = DType::bf16;  // X and W (bf16 or fp16)
+  int max_m = 8;           // M tile: 8, 16, 32 or 64 (runtime M <= max_m)
+  int split_k = 0;         // total K slices T (1, 2, 4, ... 64); 0 = chosen per problem
+  bool vec = true;         // 16-byte loads (aligned, ld % 8 == 0); false = element loads, any alignment
+
+  int unroll() const { return unroll_for(max_m, vec); }
+  int max_wk() const { return max_wk_for(max_m, vec); }
+  int max_split() const { return max_wk() * kMaxCluster; }
+
+  // skinny_bf16_m8_sk4_i64, skinny_fp16_m16_skauto_i64, skinny_bf16_m64_skauto_scalar_i64
+  std::string name() const {
+    std::string s = "skinny_";
+    s += in == DType::fp16 ? "fp16" : "bf16";
+    s += "_m" + std::to_string(max_m);
+    s += split_k > 0 ? "_sk" + std::to_string(split_k) : std::string("_skauto");
+    if (!vec) s += "_scalar";
+    s += "_i64";
+    return s;
+  }
+
+  Limits limits() const {
+    Limits l;
+    l.y_index_bits = l.x_index_bits = l.w_index_bits = 64;  // every offset is formed in int64
+    l.uses_tma = false;
+    l.ld_multiple = vec ? 8 : 1;  // 16-byte rows
+    l.ptr_align = vec ? 16 : 2;
+    l.bias_align = 2;             // an fp32 bias that is only 2-byte aligned is read as two halves
+    l.min_m = 1;
+    l.max_m = max_m;
+    // blockIdx.x = row_tile * S + rank < 2^31; a row tile is at least 16 rows (WK = 8), S <= 8.
+    l.tile_n = kWarpRows;
+    l.max_n_tiles = (int64_t(1) << 31) / kMaxCluster - 1;
+    l.in_dtypes = dtype_bit(in);
+    l.out_dtypes = 0b111;
+    l.bias_same_as_input = true;
+    l.bias_fp32 = true;
+    l.k_zero = false;
+    return l;
+  }
+};
+
+// Kernel arguments (one struct, passed by value).
+struct Params {
+  const void* x = nullptr;
+  const void* w = nullptr;
+  const void* bias = nullptr;
+  void* y = nullptr;
+  int64_t ldx = 0, ldw = 0, ldy = 0;  // elements
+  int64_t n = 0, k = 0;
+  int64_t k_steps = 0;  // ceil(k / 32)
+  int64_t sps = 0;      // K steps per slice
+  int m = 0;            // 1 .. MT
+  int wk_log2 = 0;      // warps along K per block
+  int s = 1;            // blocks per cluster along K
+  int out_dtype = 0;    // DType: 0 bf16, 1 fp16, 2 fp32
+  int bias_kind = 0;    // 0 none, 1 input dtype, 2 fp32
+};
+
+// How one launch is laid out for (N, K, T).
+struct LaunchShape {
+  int split = 1;          // T = WK * S
+  int wk_log2 = 0;        // warps along K per block: WK = 1 << wk_log2; WN = 8 >> wk_log2
+  int s = 1;              // blocks along K (cluster size)
+  int block_rows = 128;   // W rows per block = 16 * WN
+  int64_t k_steps = 0;    // ceil(K / 32)
+  int64_t sps = 0;        // K steps per slice: slice i covers [i * sps, min((i + 1) * sps, k_steps))
+  int64_t row_tiles = 0;  // ceil(N / block_rows)
+  int64_t blocks = 0;     // row_tiles * s
+};
+
+inline int ilog2(int v) {
+  int r = 0;
+  while ((1 << (r + 1)) <= v) ++r;
+  return r;
+}
+
+// T a power of two in [1, max_wk * 8]; WK = min(T, max_wk), S = T / WK.
+inline LaunchShape launch_shape(int64_t n, int64_t k, int split, int max_wk) {
+  LaunchShape sh;
+  sh.split = split;
+  const int wk = split < max_wk ? split : max_wk;
+  sh.wk_log2 = ilog2(wk);
+  sh.s = split / wk;
+  sh.block_rows = kBlockRowsMax >> sh.wk_log2;
+  sh.k_steps = (k + kStepK - 1) / kStepK;
+  sh.sps = (sh.k_steps + split - 1) / split;
+  sh.row_tiles = (n + sh.block_rows - 1) / sh.block_rows;
+  sh.blocks = sh.row_tiles * sh.s;
+  return sh;
+}
+
+// Crude time model (microseconds) of one launch on an H200-class part, used only to pick T when the kernel's
+// split is "auto". Streams W in waves of resident blocks; a wave runs at the lesser of the DRAM bandwidth and
+// what its loads in flight can sustain (Little's law), and no faster than its warps' dependent round trips.
+inline double model_time_us(int64_t m, int64_t n, int64_t k, int split, int max_wk, int sms, int blocks_per_sm,
+                            int unroll) {
+  constexpr double kBw = 4.0e6;        // bytes per microsecond (~4 TB/s read)
+  constexpr double kLatLoaded = 1.0;   // us, DRAM latency under load
+  constexpr double kLatIdle = 0.6;     // us, per dependent round trip
+  constexpr double kEpilogue = 0.25;   // us, smem reduction + stores
+  constexpr double kCluster = 0.25;    // us, two cluster barriers + DSMEM reduction
+  constexpr double kSmBw = 0.05e6;     // bytes per microsecond one SM sustains (~50 GB/s, ~1.6x its fair share)
+  constexpr double kSmInflight = 96.0 * 1024;  // bytes one SM keeps in flight at most
+  constexpr double kL2Bw = 6.0e6;      // bytes per microsecond L2 -> SMs (W once plus X per K slice)
+  const LaunchShape sh = launch_shape(n, k, split, max_wk);
+  if (sh.s > kMaxCluster) return 1e30;
+  const int64_t rows = sh.block_rows < n ? sh.block_rows : n;
+  const int64_t block_k = sh.sps * kStepK * (int64_t(1) << sh.wk_log2);  // K elements one block covers
+  const double block_bytes = double(rows) * double(block_k < k ? block_k : k) * 2.0;
+  const int64_t per_warp_steps = sh.sps;
+  const double iters = double((per_warp_steps + unroll - 1) / unroll);
+  const double warp_inflight = 1024.0 * double(per_warp_steps < unroll ? per_warp_steps : unroll);
+  const int64_t cap = int64_t(sms) * (blocks_per_sm > 0 ? blocks_per_sm : 1);
+  auto wave_time = [&](int64_t wave) {
+    const int64_t active_sms = wave < sms ? wave : sms;  // blocks spread one per SM first
+    double inflight = double(wave) * kWarps * warp_inflight;
+    if (inflight > double(active_sms) * kSmInflight) inflight = double(active_sms) * kSmInflight;
+    double bw = inflight / kLatLoaded;
+    if (bw > double(active_sms) * kSmBw) bw = double(active_sms) * kSmBw;
+    if (bw > kBw) bw = kBw;
+    double tw = double(wave) * block_bytes / bw;
+    const double x_per_w = double(m) / double(kWarpRows * (kWarps >> sh.wk_log2));
+    const double tl2 = double(wave) * block_bytes * (1.0 + x_per_w) / kL2Bw;
+    if (tw < tl2) tw = tl2;
+    if (tw < iters * kLatIdle) tw = iters * kLatIdle;
+    return tw + kEpilogue + (sh.s > 1 ? kCluster : 0.0);
+  };
+  const int64_t full = sh.blocks / cap, rest = sh.blocks % cap;
+  double t = double(full) * (full > 0 ? wave_time(cap) : 0.0);
+  if (rest > 0) t += wave_time(rest);
+  return t;
+}
+
+// The split the "auto" kernels use. Among the splits within 5% of the model's best, the smallest one that gives
+// every SM a block; if none does, the one with the most blocks.
+inline int auto_split(int64_t m, int64_t n, int64_t k, int max_wk, int sms, int blocks_per_sm, int unroll) {
+  const int64_t k_steps = (k + kStepK - 1) / kStepK;
+  double t[16];
+  int count = 0;
+  double best = 1e30;
+  for (int split = 1; split <= max_wk * kMaxCluster && (split == 1 || k_steps >= split); split *= 2, ++count) {
+    t[count] = model_time_us(m, n, k, split, max_wk, sms, blocks_per_sm, unroll);
+    if (t[count] < best) best = t[count];
+  }
+  int pick = 0;
+  int64_t pick_blocks = -1;
+  for (int i = 0; i < count; ++i) {
+    if (t[i] > best * 1.05) continue;
+    const int64_t blocks = launch_shape(n, k, 1 << i, max_wk).blocks;
+    if (blocks >= sms) return 1 << i;
+    if (blocks > pick_blocks) {
+      pick_blocks = blocks;
+      pick = i;
+    }
+  }
+  return 1 << pick;
+}
+
+}  // namespace tgemm::skinny

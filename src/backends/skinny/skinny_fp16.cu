@@ -1,0 +1,18 @@
+// skinny backend: the fp16 instantiations (one file per input dtype so the two compile in parallel).
+#include "backends/skinny/skinny_kernel.cuh"
+
+namespace tgemm::skinny {
+
+const void* kernel_fp16(int max_m, bool vec) {
+  using T = __half;
+  if (!vec) return max_m == 64 ? reinterpret_cast<const void*>(&skinny_gemm_kernel<T, 64, false>) : nullptr;
+  switch (max_m) {
+    case 8: return reinterpret_cast<const void*>(&skinny_gemm_kernel<T, 8, true>);
+    case 16: return reinterpret_cast<const void*>(&skinny_gemm_kernel<T, 16, true>);
+    case 32: return reinterpret_cast<const void*>(&skinny_gemm_kernel<T, 32, true>);
+    case 64: return reinterpret_cast<const void*>(&skinny_gemm_kernel<T, 64, true>);
+    default: return nullptr;
+  }
+}
+
+}  // namespace tgemm::skinny
