@@ -1,13 +1,383 @@
-// tgemm tune: time every candidate for each shape, keep the fastest that passes the error check.
-#include <cstdio>
+// tgemm tune: every candidate of each shape, checked and timed in worker processes (one per GPU) that the
+// parent restarts when a candidate faults or hangs; the table is saved after every shape, so an interrupted
+// run leaves a valid file and a rerun resumes.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "bench/tune.h"
 #include "cli.h"
+#include "registry/registry.h"
+
+extern char** environ;
 
 namespace tgemm::cli {
 
-int cmd_tune(const std::vector<std::string>&) {
-  std::fprintf(stderr, "tgemm tune: not built yet (issue 5)\n");
-  return 2;
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_sigint(int) { g_interrupted = 1; }
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return s.empty() ? "-" : s;
+}
+
+std::string shape_str(const Shape& s) {
+  return "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) + (s.bias ? " bias" : "");
+}
+
+bool parse_libtypes(const std::string& s, std::vector<Backend>* out) {
+  out->clear();
+  if (s == "all") {
+    *out = {Backend::sm90, Backend::skinny, Backend::cublaslt};
+    return true;
+  }
+  for (const std::string& t : split(s, ',')) {
+    Backend b;
+    if (!parse_backend(t, &b) || b == Backend::reference) return false;
+    out->push_back(b);
+  }
+  return !out->empty();
+}
+
+// One worker process on one GPU, fed a shapes file, speaking the line protocol below on its stdout.
+struct Worker {
+  int gpu = 0;
+  pid_t pid = -1;
+  int fd = -1;
+  std::string buf;
+  std::vector<size_t> queue;          // global shape indices still to do, in order
+  std::string current_kernel;         // last "begin"
+  std::map<size_t, std::vector<std::string>> skip;  // per shape: candidates that faulted or hung
+  std::vector<bench::CandidateResult> results;      // of the shape in progress
+  std::chrono::steady_clock::time_point last;
+};
+
+}  // namespace
+
+// Hidden subcommand: tgemm tune --worker --shapes F --libtype L --warmup W --iters I --err-ratio E [--skip idx:kernel,...]
+// Lines: "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <note>", "done <i>", "error <i> <msg>".
+int cmd_tune_worker(const std::vector<std::string>& argv) {
+  Args a(argv, {}, {"--shapes", "--libtype", "--warmup", "--iters", "--err-ratio", "--skip"});
+  bench::TuneOptions opt;
+  opt.timing.warmup = int(a.int_opt("--warmup", 10, 0, 100000));
+  opt.timing.iters = int(a.int_opt("--iters", 50, 1, 100000));
+  opt.max_err_ratio = a.double_opt("--err-ratio", 0.05, 0, 1);
+  if (!parse_libtypes(a.str("--libtype", "all"), &opt.backends)) a.fail("--libtype");
+  std::vector<Shape> shapes;
+  if (a.ok())
+    if (Status s = read_shapes(a.str("--shapes"), &shapes); !s.ok()) a.fail(s.message());
+  if (!a.ok()) {
+    std::printf("error -1 %s\n", one_line(a.error()).c_str());
+    return 2;
+  }
+  std::map<size_t, std::vector<std::string>> skip;
+  for (const std::string& item : split(a.str("--skip"), ',')) {
+    auto colon = item.find(':');
+    if (colon != std::string::npos) skip[std::stoul(item.substr(0, colon))].push_back(item.substr(colon + 1));
+  }
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  cudaStream_t stream;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+    std::printf("error -1 no CUDA device\n");
+    return 1;
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    opt.skip = skip[i];
+    std::vector<bench::CandidateResult> res;
+    Status s = bench::tune_shape(shapes[i], opt, stream, &res, [&](const std::string& k) { std::printf("begin %zu %s\n", i, k.c_str()); });
+    if (!s.ok()) {
+      // A CUDA error poisons the context: report and exit; the parent restarts us past this candidate.
+      std::printf("error %zu %s\n", i, one_line(s.to_string()).c_str());
+      return 3;
+    }
+    for (const auto& r : res)
+      std::printf("cand %zu %s %d %.4f %.6f %.3e %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2, one_line(r.note).c_str());
+    std::printf("done %zu\n", i);
+  }
+  return 0;
+}
+
+int cmd_tune(const std::vector<std::string>& argv) {
+  if (!argv.empty() && argv[0] == "--worker") return cmd_tune_worker(std::vector<std::string>(argv.begin() + 1, argv.end()));
+  Args a(argv, {"--update-improved", "--retune", "--help"},
+         {"-i", "-o", "--libtype", "--warmup", "--iters", "--err-ratio", "--min-improvement-pct", "--profile-file", "--gpus", "--timeout-s"});
+  if (a.flag("--help")) {
+    std::printf(
+        "tgemm tune -i untuned.csv -o tuned.csv [options]\n"
+        "  --libtype all|sm90,skinny,cublaslt   candidate backends (default all)\n"
+        "  --warmup N --iters N                 timing (default 10, 50; medians, interleaved)\n"
+        "  --err-ratio F                        max fraction of outputs failing isclose (default 0.05)\n"
+        "  --update-improved [--min-improvement-pct P]  retune shapes already in -o, replace only if P%% faster (default 3)\n"
+        "  --retune                             retune shapes already in -o unconditionally\n"
+        "  --profile-file F                     every candidate's result, CSV\n"
+        "  --gpus 0,1,...                       one worker process per GPU (default 0)\n"
+        "  --timeout-s S                        a candidate silent this long is recorded as hung (default 120)\n");
+    return 0;
+  }
+  std::vector<Backend> backends;
+  if (!parse_libtypes(a.str("--libtype", "all"), &backends)) a.fail("--libtype: '" + a.str("--libtype") + "' is not all or a list of sm90, skinny, cublaslt");
+  int warmup = int(a.int_opt("--warmup", 10, 0, 100000));
+  int iters = int(a.int_opt("--iters", 50, 1, 100000));
+  double err = a.double_opt("--err-ratio", 0.05, 0, 1);
+  double min_pct = a.double_opt("--min-improvement-pct", 3, 0, 100);
+  int timeout_s = int(a.int_opt("--timeout-s", 120, 1, 86400));
+  std::vector<int> gpus;
+  for (const std::string& g : split(a.str("--gpus", "0"), ',')) {
+    int64_t v;
+    if (!parse_int(g, 0, 1023, &v)) a.fail("--gpus: '" + g + "' is not a GPU index");
+    gpus.push_back(int(v));
+  }
+  if (a.ok() && (!a.has("-i") || !a.has("-o"))) a.fail("needs -i untuned.csv and -o tuned.csv");
+  if (a.ok() && !a.positional().empty()) a.fail("unexpected argument '" + a.positional()[0] + "'");
+  std::vector<Shape> all;
+  if (a.ok())
+    if (Status s = read_shapes(a.str("-i"), &all); !s.ok()) a.fail(s.message());
+  if (!a.ok()) {
+    std::fprintf(stderr, "tgemm tune: %s\n", a.error().c_str());
+    return 2;
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::fprintf(stderr, "tgemm tune: no CUDA device\n");
+    return 1;
+  }
+  for (int g : gpus)
+    if (g >= ndev) {
+      std::fprintf(stderr, "tgemm tune: --gpus names GPU %d, this machine has %d\n", g, ndev);
+      return 2;
+    }
+  cudaSetDevice(gpus[0]);
+  DeviceInfo dev = DeviceInfo::current();
+  const std::string out_path = a.str("-o");
+  TunedTable table;
+  auto known = [](const std::string& k, const std::string& lib) {
+    const Kernel* kk = find_kernel(k);
+    return kk && backend_name(kk->backend()) == lib;
+  };
+  if (std::filesystem::exists(out_path))
+    if (Status s = table.load(out_path, known, nullptr); !s.ok()) {
+      std::fprintf(stderr, "tgemm tune: existing output: %s\n", s.to_string().c_str());
+      return 1;
+    }
+  // Unique shapes; those already tuned are skipped unless asked.
+  std::vector<Shape> shapes;
+  for (const Shape& s : all) {
+    if (std::find(shapes.begin(), shapes.end(), s) != shapes.end()) continue;
+    if (table.find(dev.arch, dev.sm_count, s) && !a.flag("--retune") && !a.flag("--update-improved")) continue;
+    shapes.push_back(s);
+  }
+  std::printf("tune: %zu shapes (%zu in input, %zu already in %s), %zu GPU(s), device %s with %d SMs\n", shapes.size(), all.size(),
+              all.size() - shapes.size(), out_path.c_str(), gpus.size(), dev.arch.c_str(), dev.sm_count);
+  std::ofstream profile;
+  if (a.has("--profile-file")) {
+    bool fresh = !std::filesystem::exists(a.str("--profile-file"));
+    profile.open(a.str("--profile-file"), std::ios::app);
+    if (fresh) profile << shapes_header() << ",kernel,libtype,ok,us,err_ratio,rel_l2,note\n";
+  }
+  std::string tmpdir = (std::filesystem::temp_directory_path() / ("tgemm_tune_" + std::to_string(getpid()))).string();
+  std::filesystem::create_directories(tmpdir);
+  std::vector<Worker> workers(gpus.size());
+  for (size_t i = 0; i < shapes.size(); ++i) workers[i % gpus.size()].queue.push_back(i);
+  std::string lib = a.str("--libtype", "all");
+
+  auto spawn = [&](Worker& w) {
+    std::string file = tmpdir + "/shapes_" + std::to_string(w.gpu) + ".csv", skip;
+    {
+      std::ofstream f(file);
+      f << shapes_header() << "\n";
+      for (size_t q = 0; q < w.queue.size(); ++q) {
+        f << format_shape(shapes[w.queue[q]]) << "\n";
+        for (const std::string& k : w.skip[w.queue[q]]) skip += std::to_string(q) + ":" + k + ",";
+      }
+    }
+    int pipefd[2];
+    if (pipe(pipefd) != 0) return false;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+    posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+    std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--shapes", file, "--libtype", lib, "--warmup",
+                                     std::to_string(warmup), "--iters", std::to_string(iters), "--err-ratio", std::to_string(err)};
+    if (!skip.empty()) args.insert(args.end(), {"--skip", skip});
+    std::vector<char*> cargs;
+    for (auto& s : args) cargs.push_back(s.data());
+    cargs.push_back(nullptr);
+    std::vector<std::string> env = {"CUDA_VISIBLE_DEVICES=" + std::to_string(w.gpu)};
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env.push_back(*e);
+    std::vector<char*> cenv;
+    for (auto& s : env) cenv.push_back(s.data());
+    cenv.push_back(nullptr);
+    int rc = posix_spawn(&w.pid, "/proc/self/exe", &fa, nullptr, cargs.data(), cenv.data());
+    posix_spawn_file_actions_destroy(&fa);
+    close(pipefd[1]);
+    if (rc != 0) {
+      close(pipefd[0]);
+      return false;
+    }
+    w.fd = pipefd[0];
+    w.buf.clear();
+    w.results.clear();
+    w.current_kernel.clear();
+    w.last = std::chrono::steady_clock::now();
+    return true;
+  };
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    workers[g].gpu = gpus[g];
+    if (!workers[g].queue.empty() && !spawn(workers[g])) {
+      std::fprintf(stderr, "tgemm tune: cannot start a worker\n");
+      return 1;
+    }
+  }
+  std::signal(SIGINT, on_sigint);
+  std::signal(SIGTERM, on_sigint);
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t done = 0, improved = 0, failed_shapes = 0, faults = 0;
+
+  auto finish_shape = [&](Worker& w) {
+    size_t gi = w.queue.front();
+    const Shape& s = shapes[gi];
+    for (const auto& r : w.results)
+      if (profile)
+        profile << format_shape(s) << "," << r.kernel << "," << backend_name(r.backend) << "," << (r.ok ? 1 : 0) << "," << r.us << ","
+                << r.err_ratio << "," << r.rel_l2 << "," << one_line(r.note) << "\n";
+    for (const std::string& k : w.skip[gi])
+      if (profile) profile << format_shape(s) << "," << k << ",-,0,0,1,0,faulted or hung\n";
+    TableRow row;
+    if (bench::best_row(s, w.results, dev, &row)) {
+      row.file = out_path;
+      const TableRow* old = table.find(dev.arch, dev.sm_count, s);
+      bool take = !old || a.flag("--retune") || !a.flag("--update-improved") || row.us < old->us * (1 - min_pct / 100);
+      if (take) {
+        table.put(row);
+        ++improved;
+      }
+    } else {
+      ++failed_shapes;
+      std::fprintf(stderr, "\ntune: no candidate passed for %s\n", shape_str(s).c_str());
+    }
+    if (Status st = table.save(out_path); !st.ok()) std::fprintf(stderr, "\ntune: %s\n", st.to_string().c_str());
+    if (profile) profile.flush();
+    w.queue.erase(w.queue.begin());
+    w.results.clear();
+    ++done;
+    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double eta = done ? el / double(done) * double(shapes.size() - done) : 0;
+    std::fprintf(stderr, "\r[%zu/%zu] %-40s %s  elapsed %.0fs ETA %.0fs   ", done, shapes.size(), shape_str(s).c_str(),
+                 row.kernel_name.c_str(), el, eta);
+  };
+  auto restart_after_failure = [&](Worker& w, const std::string& why) {
+    if (w.pid > 0) {
+      kill(w.pid, SIGKILL);
+      waitpid(w.pid, nullptr, 0);
+    }
+    if (w.fd >= 0) close(w.fd);
+    w.pid = -1, w.fd = -1;
+    if (w.queue.empty()) return;
+    size_t gi = w.queue.front();
+    ++faults;
+    if (!w.current_kernel.empty()) {
+      std::fprintf(stderr, "\ntune: %s on %s (%s): recorded as failed, continuing\n", w.current_kernel.c_str(), shape_str(shapes[gi]).c_str(), why.c_str());
+      w.skip[gi].push_back(w.current_kernel);
+    } else {
+      std::fprintf(stderr, "\ntune: worker failed on %s (%s): skipping the shape\n", shape_str(shapes[gi]).c_str(), why.c_str());
+      ++failed_shapes;
+      w.queue.erase(w.queue.begin());
+    }
+    if (!w.queue.empty() && !spawn(w)) w.queue.clear();
+  };
+
+  while (!g_interrupted) {
+    std::vector<pollfd> fds;
+    std::vector<Worker*> who;
+    for (Worker& w : workers)
+      if (w.fd >= 0) fds.push_back({w.fd, POLLIN, 0}), who.push_back(&w);
+    if (fds.empty()) break;
+    int n = poll(fds.data(), fds.size(), 1000);
+    if (n < 0) continue;
+    for (size_t i = 0; i < fds.size(); ++i) {
+      Worker& w = *who[i];
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char chunk[4096];
+        ssize_t got = read(w.fd, chunk, sizeof chunk);
+        if (got <= 0) {
+          int status = 0;
+          waitpid(w.pid, &status, 0);
+          w.pid = -1;
+          if (!w.queue.empty()) restart_after_failure(w, WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "exited " + std::to_string(WEXITSTATUS(status)));
+          else close(w.fd), w.fd = -1;
+          continue;
+        }
+        w.last = std::chrono::steady_clock::now();
+        w.buf.append(chunk, size_t(got));
+        size_t nl;
+        while ((nl = w.buf.find('\n')) != std::string::npos) {
+          std::string line = w.buf.substr(0, nl);
+          w.buf.erase(0, nl + 1);
+          std::istringstream ls(line);
+          std::string tag;
+          size_t local = 0;
+          ls >> tag >> local;
+          if (tag == "begin") ls >> w.current_kernel;
+          else if (tag == "cand") {
+            bench::CandidateResult r;
+            int ok = 0;
+            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2;
+            std::getline(ls, r.note);
+            r.ok = ok != 0;
+            if (const Kernel* k = find_kernel(r.kernel)) r.backend = k->backend();
+            w.results.push_back(r);
+          } else if (tag == "done") {
+            w.current_kernel.clear();
+            finish_shape(w);
+          } else if (tag == "error") {
+            std::string msg;
+            std::getline(ls, msg);
+            restart_after_failure(w, msg);
+            break;
+          }
+        }
+      }
+      if (w.fd >= 0 && std::chrono::steady_clock::now() - w.last > std::chrono::seconds(timeout_s))
+        restart_after_failure(w, "no progress for " + std::to_string(timeout_s) + " s (hung)");
+    }
+  }
+  for (Worker& w : workers)
+    if (w.pid > 0) kill(w.pid, SIGKILL), waitpid(w.pid, nullptr, 0);
+  std::filesystem::remove_all(tmpdir);
+  double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "\n");
+  std::printf("tune: %zu of %zu shapes done in %.0f s, %zu rows written or improved, %zu shapes without a passing candidate, %zu candidate faults/hangs; %s\n",
+              done, shapes.size(), el, improved, failed_shapes, faults, out_path.c_str());
+  if (g_interrupted) {
+    std::printf("tune: interrupted; %s holds every shape finished so far (rerun to resume)\n", out_path.c_str());
+    return 130;
+  }
+  return failed_shapes ? 1 : 0;
 }
 
 }  // namespace tgemm::cli

@@ -69,6 +69,17 @@ class Dispatcher {
   Status mm(const MatrixView& x, const MatrixView& w, const VectorView* bias, const MatrixView& y,
             cudaStream_t stream);
 
+  // Everything mm does before it launches: validation, the cached plan, the stream's workspace. An engine
+  // can call it at start-up to check a shape; the host-overhead benchmark times it.
+  struct Resolved {
+    const Plan* plan = nullptr;  // null for an empty problem or K = 0 (no kernel needed)
+    GemmArgs args;
+    void* workspace = nullptr;
+    int device = 0;
+  };
+  Status resolve(const MatrixView& x, const MatrixView& w, const VectorView* bias, const MatrixView& y, cudaStream_t stream,
+                 Resolved* out);
+
   // Runs exactly `kernel` on the problem. Checks its limits unless `bypass_limits` — which exists only for
   // `tgemm repro` and the tests that prove what happens without the check.
   Status run_kernel(const Kernel& kernel, const MatrixView& x, const MatrixView& w, const VectorView* bias,
@@ -93,6 +104,7 @@ class Dispatcher {
  private:
   explicit Dispatcher(std::unique_ptr<Impl> impl);
   Status execute(const Plan& plan, const GemmArgs& args, int device, cudaStream_t stream);
+  Status launch(const Plan& plan, const GemmArgs& args, void* workspace, cudaStream_t stream);
   std::unique_ptr<Impl> impl_;
 };
 

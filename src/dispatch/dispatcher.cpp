@@ -368,17 +368,29 @@ const Plan& Dispatcher::plan(const Problem& p, const DeviceInfo& dev) {
   return *result;
 }
 
+Status Dispatcher::resolve(const MatrixView& x, const MatrixView& w, const VectorView* bias, const MatrixView& y,
+                           cudaStream_t stream, Resolved* out) {
+  *out = Resolved{};
+  if (!impl_->table_status.ok()) return impl_->table_status;
+  if (Status s = make_problem(x, w, bias, y, &out->args.p); !s.ok()) return s;
+  const Problem& p = out->args.p;
+  out->args.x = x.data, out->args.w = w.data, out->args.bias = bias ? bias->data : nullptr, out->args.y = y.data;
+  if (p.m == 0 || p.n == 0 || p.k == 0) return Status::Ok();
+  if (cudaError_t e = cudaGetDevice(&out->device); e != cudaSuccess) return cuda_status(e, "cudaGetDevice");
+  const Plan& pl = plan(p, impl_->device(out->device));
+  if (!pl.status.ok()) return pl.status;
+  out->plan = &pl;
+  return impl_->workspace(out->device, stream, pl.workspace_bytes, &out->workspace);
+}
+
 Status Dispatcher::mm(const MatrixView& x, const MatrixView& w, const VectorView* bias, const MatrixView& y,
                       cudaStream_t stream) {
-  if (!impl_->table_status.ok()) return impl_->table_status;
-  Problem p;
-  if (Status s = make_problem(x, w, bias, y, &p); !s.ok()) return s;
+  Resolved r;
+  if (Status s = resolve(x, w, bias, y, stream, &r); !s.ok()) return s;
+  const Problem& p = r.args.p;
   if (p.m == 0 || p.n == 0) return Status::Ok();
-  GemmArgs a{p, x.data, w.data, bias ? bias->data : nullptr, y.data};
-  if (p.k == 0) return reference::fill_bias(a, stream);  // Y = bias (or 0): no product to compute
-  int dev = 0;
-  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status(e, "cudaGetDevice");
-  return execute(plan(p, impl_->device(dev)), a, dev, stream);
+  if (p.k == 0) return reference::fill_bias(r.args, stream);  // Y = bias (or 0): no product to compute
+  return launch(*r.plan, r.args, r.workspace, stream);
 }
 
 Status Dispatcher::run_plan(const Plan& pl, const MatrixView& x, const MatrixView& w, const VectorView* bias,
@@ -393,12 +405,15 @@ Status Dispatcher::run_plan(const Plan& pl, const MatrixView& x, const MatrixVie
 }
 
 Status Dispatcher::execute(const Plan& pl, const GemmArgs& a, int dev, cudaStream_t stream) {
-  const Problem& p = a.p;
   if (!pl.status.ok()) return pl.status;
   void* ws = nullptr;
   if (Status s = impl_->workspace(dev, stream, pl.workspace_bytes, &ws); !s.ok()) return s;
-  if (pl.pieces.size() == 1 && pl.pieces[0].m == p.m && pl.pieces[0].n == p.n)
-    return pl.kernel->run(a, ws, pl.workspace_bytes, stream);
+  return launch(pl, a, ws, stream);
+}
+
+Status Dispatcher::launch(const Plan& pl, const GemmArgs& a, void* ws, cudaStream_t stream) {
+  const Problem& p = a.p;
+  if (pl.pieces.size() == 1 && pl.pieces[0].m == p.m && pl.pieces[0].n == p.n) return pl.kernel->run(a, ws, pl.workspace_bytes, stream);
   for (const Piece& pc : pl.pieces)
     if (Status s = pl.kernel->run(piece_args(a, pc), ws, pl.workspace_bytes, stream); !s.ok()) return s;
   return Status::Ok();

@@ -269,6 +269,8 @@ std::string TunedTable::merge(const TableRow& row) {
   return what + where_old + " (" + fmt_double(old.us, 2) + " us <= " + fmt_double(row.us, 2) + " us)";
 }
 
+void TunedTable::put(const TableRow& row) { rows_[Key{row.gfx, row.cu_num, row.shape}] = row; }
+
 Status TunedTable::save(const std::string& path) const {
   // Written to a temporary file and renamed, so an interrupted save never leaves a partial table.
   std::string tmp = path + ".tmp";

@@ -60,6 +60,8 @@ class TunedTable {
   Status load_text(const std::string& text, const std::string& name, const KernelKnown& known, LoadStats* stats);
   // Adds (or replaces, if faster) one row. Returns a note when a row was replaced or kept.
   std::string merge(const TableRow& row);
+  // Adds or replaces the row of its key, whatever its time (a retuned shape).
+  void put(const TableRow& row);
   Status save(const std::string& path) const;
 
   // Exact M, then padded M level 0, then level 1. `how` says which (or why none).

@@ -1,0 +1,93 @@
+#include "bench/tune.h"
+
+#include <algorithm>
+
+#include "bench/problem_bench.h"
+#include "registry/registry.h"
+
+namespace tgemm::bench {
+
+std::vector<const Kernel*> tune_candidates(const Problem& p, const TuneOptions& opt) {
+  std::vector<const Kernel*> out;
+  for (const Kernel* k : Registry::get().all()) {
+    if (std::find(opt.backends.begin(), opt.backends.end(), k->backend()) == opt.backends.end()) continue;
+    if (std::find(opt.skip.begin(), opt.skip.end(), k->name()) != opt.skip.end()) continue;
+    if (k->can_implement(p).ok()) out.push_back(k);
+  }
+  return out;
+}
+
+Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, std::vector<CandidateResult>* out,
+                  const std::function<void(const std::string&)>& on_begin) {
+  out->clear();
+  Operands o;
+  if (Status st = Operands::make(s, 31337 + uint64_t(s.m) * 7 + uint64_t(s.n), stream, &o); !st.ok()) return st;
+  const GemmArgs args = o.args(0);
+  std::unique_ptr<Dispatcher> d;
+  DispatcherOptions dopt;
+  dopt.load_default_tables = false;
+  if (Status st = Dispatcher::create(dopt, &d); !st.ok()) return st;
+  std::vector<const Kernel*> cands = tune_candidates(args.p, opt);
+  // 1. Each candidate once, alone, against the reference: a faulting kernel shows here, before timing.
+  std::vector<const Kernel*> passed;
+  for (const Kernel* k : cands) {
+    if (on_begin) on_begin(k->name());
+    CandidateResult r;
+    r.kernel = k->name();
+    r.backend = k->backend();
+    Compare c;
+    Status st = poison(o.yv(), stream);
+    if (st.ok()) st = launch_kernel(*d, *k, o)(0, stream);
+    if (st.ok()) {
+      cudaError_t e = cudaStreamSynchronize(stream);
+      if (e != cudaSuccess) return {StatusCode::cuda_error, k->name() + " faulted: " + cudaGetErrorString(e)};
+      // Sampled rows keep the reference's cost bounded on big shapes.
+      st = compare(args, default_tol(s.outdtype), &c, stream, int64_t(1) << 22);
+    }
+    r.err_ratio = c.err_ratio();
+    r.rel_l2 = c.rel_l2();
+    if (!st.ok()) r.note = st.to_string();
+    else if (r.err_ratio > opt.max_err_ratio) r.note = "err_ratio " + std::to_string(r.err_ratio) + " > " + std::to_string(opt.max_err_ratio);
+    else passed.push_back(k);
+    r.ok = r.note.empty();
+    out->push_back(r);
+  }
+  // 2. The passing candidates timed interleaved, so clock drift hits them alike.
+  std::vector<Launch> launches;
+  for (const Kernel* k : passed) launches.push_back(launch_kernel(*d, *k, o));
+  std::vector<Timing> t;
+  if (!launches.empty())
+    if (Status st = time_interleaved(launches, o.rotations, opt.timing, stream, &t); !st.ok()) return st;
+  for (size_t i = 0; i < passed.size(); ++i)
+    for (CandidateResult& r : *out)
+      if (r.kernel == passed[i]->name()) {
+        r.us = t[i].median_us;
+        if (!t[i].ok) r.ok = false, r.note = t[i].status.to_string();
+      }
+  return Status::Ok();
+}
+
+bool best_row(const Shape& s, const std::vector<CandidateResult>& results, const DeviceInfo& dev, TableRow* row) {
+  const CandidateResult* best = nullptr;
+  for (const CandidateResult& r : results)
+    if (r.ok && r.us > 0 && (!best || r.us < best->us)) best = &r;
+  if (!best) return false;
+  TableRow t;
+  t.gfx = dev.arch;
+  t.cu_num = dev.sm_count;
+  t.shape = s;
+  t.libtype = std::string(backend_name(best->backend));
+  t.kernel_name = best->kernel;
+  t.us = best->us;
+  t.err_ratio = best->err_ratio;
+  double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+  double bytes = double(dtype_size(s.dtype)) * (double(s.m) * s.k + double(s.n) * s.k) + double(dtype_size(s.outdtype)) * double(s.m) * s.n;
+  t.tflops = flops / (best->us * 1e-6) / 1e12;
+  t.bw = bytes / (best->us * 1e-6) / 1e9;
+  // solidx: cuBLASLt's heuristic index for cublaslt_hN, else 0.
+  if (best->kernel.rfind("cublaslt_h", 0) == 0) t.solidx = std::stoll(best->kernel.substr(10));
+  *row = t;
+  return true;
+}
+
+}  // namespace tgemm::bench
