@@ -1,0 +1,13 @@
+// Instantiates the bf16 sm90 configurations with 32-bit Y offsets (see sm90_configs.h).
+#include "backends/sm90/sm90_configs.h"
+#include "backends/sm90/sm90_launch.cuh"
+
+namespace tgemm::sm90 {
+
+void add_bf16_i32(std::vector<std::unique_ptr<Kernel>>& out) {
+#define TGEMM_SM90_ADD(dt, bm, bn, st, cm, cn, epi) add<Traits<DType::dt, bm, bn, st, cm, cn, 32, EpiMode::epi>>(out);
+  TGEMM_SM90_BF16_CONFIGS(TGEMM_SM90_ADD)
+#undef TGEMM_SM90_ADD
+}
+
+}  // namespace tgemm::sm90

@@ -1,0 +1,115 @@
+// Configuration of one sm90 kernel instantiation: the values that are template parameters, the shared-memory
+// layout they imply, and the generated kernel name. Host and device code both include this.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "tgemm/types.h"
+
+namespace tgemm::sm90 {
+
+// How the output tile leaves the SM.
+//  staged: consumers write bf16/fp16 into a padded shared-memory buffer and the storer warps copy it to global
+//          memory with 16-byte stores while the consumers already run the next tile's main loop.
+//  direct: consumers store straight from registers (4- or 8-byte stores); no staging buffer, so more pipeline
+//          stages fit. fp32 output always takes this path (a staged fp32 tile would not fit beside the stages).
+enum class EpiMode : uint8_t { staged, direct };
+
+// Everything that distinguishes one instantiation; the kernel name is generated from it.
+struct Config {
+  DType in = DType::bf16;
+  int bm = 128, bn = 256, bk = 64;
+  int stages = 3;
+  int cluster_m = 1, cluster_n = 1;
+  int index_bits = 64;  // width of the Y offsets the epilogue computes
+  EpiMode epi = EpiMode::staged;
+};
+
+// e.g. "sm90_bf16_128x256x64_s3_c2x1_i32"; a direct epilogue adds "_ed" before the index width.
+inline std::string config_name(const Config& c) {
+  std::string s = "sm90_";
+  s += c.in == DType::bf16 ? "bf16" : "fp16";
+  s += "_" + std::to_string(c.bm) + "x" + std::to_string(c.bn) + "x" + std::to_string(c.bk);
+  s += "_s" + std::to_string(c.stages);
+  s += "_c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n);
+  if (c.epi == EpiMode::direct) s += "_ed";
+  s += "_i" + std::to_string(c.index_bits);
+  return s;
+}
+
+// Largest dynamic shared memory a block may opt into on sm_90 (227 KiB).
+inline constexpr int kMaxDynamicSmem = 232448;
+
+// Runtime epilogue selection (kept out of the template so one instantiation serves every dtype combination).
+enum class OutKind : uint8_t { bf16 = 0, fp16 = 1, fp32 = 2 };
+enum class BiasKind : uint8_t { none = 0, same_as_input = 1, fp32 = 2 };
+
+template <DType In, int BM, int BN, int Stages, int CM, int CN, int IndexBits, EpiMode Epi>
+struct Traits {
+  static constexpr Config kConfig{In, BM, BN, 64, Stages, CM, CN, IndexBits, Epi};
+
+  static constexpr DType kIn = In;
+  static constexpr int kBM = BM, kBN = BN;
+  // 64 16-bit elements = 128 bytes = exactly one 128-byte swizzle row, the layout wgmma reads best.
+  static constexpr int kBK = 64;
+  static constexpr int kStages = Stages;
+  static constexpr int kClusterM = CM, kClusterN = CN, kClusterSize = CM * CN;
+  static constexpr EpiMode kEpi = Epi;
+  using IndexT = std::conditional_t<IndexBits == 32, int32_t, int64_t>;
+  static constexpr int kIndexBits = IndexBits;
+
+  // Warp roles: warpgroup 0 = producer warp (TMA) + 3 storer warps; warpgroups 1 and 2 = consumers, each owning
+  // half of the tile's rows (BM / 2), so the two share every W (B) tile in shared memory.
+  static constexpr int kConsumerWGs = 2;
+  static constexpr int kThreads = 128 * (1 + kConsumerWGs);
+  static constexpr int kStorerThreads = 96;
+  static constexpr int kWgRows = BM / kConsumerWGs;  // rows per consumer warpgroup
+  static constexpr int kMSub = kWgRows / 64;         // m64 wgmma blocks per consumer warpgroup
+  static constexpr int kAccRegs = kMSub * BN / 2;    // fp32 accumulators per consumer thread
+
+  // setmaxnreg budgets: 128 * 56 + 256 * 224 = 64512 <= 65536 registers per SM. The consumers need ~160
+  // (128 accumulators); the storers need more than the usual 40 to keep four 16-byte chunks in flight.
+  static constexpr uint32_t kProducerRegs = 56;
+  static constexpr uint32_t kConsumerRegs = 224;
+
+  // ---- shared memory layout (offsets from a 1024-byte aligned base) ----
+  static constexpr int kABytes = BM * kBK * 2;  // one stage of X
+  static constexpr int kBBytes = BN * kBK * 2;  // one stage of W
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  // 16 bytes of padding per staging row: the consumer's 4-byte writes (8 rows x 4 column pairs per warp) then
+  // fall on 32 distinct banks, and rows stay 16-byte aligned for the storers' vector reads.
+  static constexpr int kStagingRowBytes = BN * 2 + 16;
+  static constexpr int kStagingBytesPerWG = Epi == EpiMode::staged ? kWgRows * kStagingRowBytes : 0;
+  static constexpr int kOffA = 0;
+  static constexpr int kOffB = kStages * kABytes;
+  static constexpr int kOffStaging = kStages * kStageBytes;
+  // The tile's bias as fp32, one copy per consumer warpgroup (zeros without bias): read from here the epilogue
+  // is branch-free; read from global memory inside it, each load's latency was exposed in turn.
+  static constexpr int kOffBias = kOffStaging + kConsumerWGs * kStagingBytesPerWG;
+  static constexpr int kOffBars = kOffBias + kConsumerWGs * BN * 4;
+  // full[stages], empty[stages], staging_full[2], staging_empty[2]
+  static constexpr int kNumBars = 2 * kStages + 2 * kConsumerWGs;
+  // + 1024: dynamic shared memory is only guaranteed 16-byte aligned; the kernel rounds its base up.
+  static constexpr int kSmemBytes = kOffBars + kNumBars * 8 + 1024;
+
+  static_assert(In == DType::bf16 || In == DType::fp16, "inputs are 16-bit");
+  static_assert(IndexBits == 32 || IndexBits == 64, "index width");
+  static_assert(BM % 128 == 0 && kMSub >= 1 && kMSub <= 2, "each consumer warpgroup owns 64 or 128 rows");
+  static_assert(BN % 16 == 0 && BN >= 64 && BN <= 256, "wgmma N must be a multiple of 16 up to 256 here");
+  static_assert(kAccRegs <= 128, "accumulators must leave room in the consumer register budget");
+  static_assert(CM >= 1 && CN >= 1 && kClusterSize <= 2, "clusters of 1 or 2 CTAs");
+  static_assert(CM == 1 || CN == 1, "multicast along one dimension");
+  // TMA boxes: at most 256 rows, and every multicast slice must start on a 1024-byte swizzle boundary.
+  static_assert(BM / CN <= 256 && BN / CM <= 256, "TMA box rows <= 256");
+  static_assert(((BM / CN) * 128) % 1024 == 0 && ((BN / CM) * 128) % 1024 == 0, "multicast slices 1024-aligned");
+  static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "stage buffers keep 1024-byte swizzle alignment");
+  static_assert((kWgRows * 128) % 1024 == 0, "each warpgroup's A slice starts on a swizzle boundary");
+  static_assert(kStagingRowBytes % 16 == 0 && kOffStaging % 16 == 0, "staging rows 16-byte aligned");
+  static_assert(kOffBars % 8 == 0, "mbarriers are 8-byte objects");
+  static_assert(kSmemBytes <= kMaxDynamicSmem, "shared memory over the sm_90 227 KiB limit");
+  static_assert(kStages >= 2, "need at least double buffering");
+};
+
+}  // namespace tgemm::sm90

@@ -1,0 +1,193 @@
+// Epilogue pieces: bias in fp32, conversion to the output dtype, and the stores. Every Y offset is formed by
+// y_offset<IndexT>, the one place that decides the index width the kernel's Limits declare.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "backends/sm90/sm90_config.h"
+#include "backends/sm90/sm90_ptx.cuh"
+
+namespace tgemm::sm90 {
+
+// Run-time epilogue parameters: one instantiation handles every output dtype and bias kind. The kernel branches
+// once per tile to an epilogue templated on the output dtype, so the per-element code has no branches, while
+// the build compiles each configuration once instead of nine times.
+struct EpilogueParams {
+  void* y = nullptr;
+  int64_t ldy = 0;  // elements
+  const void* bias = nullptr;
+  uint32_t m = 0, n = 0;
+  OutKind out = OutKind::bf16;
+  BiasKind bias_kind = BiasKind::none;
+};
+
+// Element offset of Y[row, col]. The int32 variant reproduces the seed incident deliberately: the product is
+// formed in 32-bit wrapping arithmetic and sign-extended, so past (M-1)*ldy + N-1 > INT32_MAX it really points
+// before Y, exactly like the kernel in seed/. The Limits of i32 kernels exclude such problems; nothing else does.
+template <class IndexT>
+__device__ __forceinline__ int64_t y_offset(uint32_t row, uint32_t col, int64_t ldy) {
+  if constexpr (sizeof(IndexT) == 4) {
+    return int64_t(int32_t(row * uint32_t(ldy) + col));
+  } else {
+    return int64_t(row) * ldy + int64_t(col);
+  }
+}
+
+template <bool Bf16>
+__device__ __forceinline__ float in_to_float(uint16_t v) {
+  if constexpr (Bf16) {
+    return __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(&v));
+  } else {
+    return __half2float(*reinterpret_cast<const __half*>(&v));
+  }
+}
+
+template <OutKind Out>
+__device__ __forceinline__ uint32_t pack_out_pair(float a, float b) {
+  uint32_t r;
+  if constexpr (Out == OutKind::bf16) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
+    r = *reinterpret_cast<uint32_t*>(&v);
+  } else {
+    __half2 v = __floats2half2_rn(a, b);
+    r = *reinterpret_cast<uint32_t*>(&v);
+  }
+  return r;
+}
+
+// The wgmma m64nN accumulator fragment: register 4j+{0,1} of a thread holds row (warp*16 + lane/4), columns
+// 8j + 2*(lane%4) + {0,1}; registers 4j+{2,3} the same columns 8 rows further down.
+template <class T>
+struct Epilogue {
+  static constexpr int kBN = T::kBN;
+  static constexpr int kMSub = T::kMSub;
+  static constexpr int kWgRows = T::kWgRows;
+  static constexpr bool kInBf16 = T::kIn == DType::bf16;
+  static constexpr int kBiasRegs = (kBN + 127) / 128;
+  using IndexT = typename T::IndexT;
+
+  // At tile start each of the warpgroup's 128 threads fetches its share of the tile's bias (zero past N or
+  // without bias). The loads complete during the main loop; stage_bias then parks the values in shared memory,
+  // where the epilogue reads them without exposing a global load's latency per column pair.
+  __device__ static void load_bias(float (&b)[kBiasRegs], const EpilogueParams& ep, uint32_t n0, uint32_t tid) {
+#pragma unroll
+    for (int i = 0; i < kBiasRegs; ++i) {
+      const uint32_t c = tid + 128 * i, col = n0 + c;
+      float v = 0.f;
+      if (c < kBN && col < ep.n) {
+        if (ep.bias_kind == BiasKind::fp32) {
+          v = __ldg(static_cast<const float*>(ep.bias) + col);
+        } else if (ep.bias_kind == BiasKind::same_as_input) {
+          v = in_to_float<kInBf16>(__ldg(static_cast<const unsigned short*>(ep.bias) + col));
+        }
+      }
+      b[i] = v;
+    }
+  }
+  __device__ static void stage_bias(const float (&b)[kBiasRegs], uint32_t bias_smem, uint32_t tid) {
+#pragma unroll
+    for (int i = 0; i < kBiasRegs; ++i) {
+      const uint32_t c = tid + 128 * i;
+      if (c < kBN) ptx::st_shared_f32(bias_smem + c * 4, b[i]);
+    }
+  }
+
+  // Consumer side, staged mode (16-bit outputs): bias + convert, then stmatrix into this warpgroup's staging
+  // buffer. One stmatrix.x4 stores two n8 column blocks of the warp's 16 rows (top and bottom 8 rows of each).
+  template <OutKind Out>
+  __device__ static void to_staging(float (&acc)[kMSub][kBN / 2], uint32_t staging, uint32_t bias_smem,
+                                    uint32_t warp, uint32_t lane) {
+    const uint32_t colq = 2 * (lane % 4);
+    const uint32_t mi = lane / 8;  // which of the four matrices this lane addresses
+    const uint32_t row_in = warp * 16 + (mi % 2) * 8 + lane % 8;
+#pragma unroll
+    for (int jj = 0; jj < kBN / 16; ++jj) {
+      const int j0 = 2 * jj, j1 = 2 * jj + 1;
+      const float2 b0 = ptx::ld_shared_f2(bias_smem + (j0 * 8 + colq) * 4);
+      const float2 b1 = ptx::ld_shared_f2(bias_smem + (j1 * 8 + colq) * 4);
+#pragma unroll
+      for (int ms = 0; ms < kMSub; ++ms) {
+        const uint32_t r0 = pack_out_pair<Out>(acc[ms][4 * j0 + 0] + b0.x, acc[ms][4 * j0 + 1] + b0.y);
+        const uint32_t r1 = pack_out_pair<Out>(acc[ms][4 * j0 + 2] + b0.x, acc[ms][4 * j0 + 3] + b0.y);
+        const uint32_t r2 = pack_out_pair<Out>(acc[ms][4 * j1 + 0] + b1.x, acc[ms][4 * j1 + 1] + b1.y);
+        const uint32_t r3 = pack_out_pair<Out>(acc[ms][4 * j1 + 2] + b1.x, acc[ms][4 * j1 + 3] + b1.y);
+        const uint32_t addr = staging + (ms * 64 + row_in) * T::kStagingRowBytes + (2 * jj + mi / 2) * 16;
+        ptx::stmatrix_x4(addr, r0, r1, r2, r3);
+      }
+    }
+  }
+
+  // Storer side, staged mode: 16-byte chunks of the staged rows to Y. Consecutive threads take consecutive
+  // chunks of a row, so each warp writes whole contiguous row segments.
+  __device__ static void store_staged(uint32_t staging, const EpilogueParams& ep, uint32_t row0, uint32_t n0,
+                                      uint32_t tid) {
+    constexpr uint32_t kChunksPerRow = kBN / 8;
+    constexpr uint32_t kChunks = kWgRows * kChunksPerRow;
+    char* const y = static_cast<char*>(ep.y);
+#pragma unroll 4
+    for (uint32_t i = tid; i < kChunks; i += T::kStorerThreads) {
+      const uint32_t r = i / kChunksPerRow, c = i % kChunksPerRow;
+      const uint4 v = ptx::ld_shared_v4(staging + r * T::kStagingRowBytes + c * 16);
+      const uint32_t row = row0 + r, col = n0 + c * 8;
+      if (row < ep.m && col < ep.n) {
+        char* p = y + y_offset<IndexT>(row, col, ep.ldy) * 2;
+        if (col + 8 <= ep.n) {
+          ptx::st_global_v4(p, v);
+        } else {
+          const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (uint32_t e = 0; e < 8; ++e) {
+            if (col + e < ep.n) reinterpret_cast<uint16_t*>(p)[e] = uint16_t(w[e / 2] >> (16 * (e % 2)));
+          }
+        }
+      }
+    }
+  }
+
+  // Consumer side, direct mode (and every fp32 output): bias + convert + store from registers.
+  template <OutKind Out>
+  __device__ static void to_global(float (&acc)[kMSub][kBN / 2], const EpilogueParams& ep, uint32_t bias_smem,
+                                   uint32_t row0, uint32_t n0, uint32_t warp, uint32_t lane) {
+    char* const y = static_cast<char*>(ep.y);
+    const uint32_t colq = 2 * (lane % 4);
+    const bool full = row0 + kWgRows <= ep.m && n0 + kBN <= ep.n;  // no masking needed anywhere in the tile
+#pragma unroll
+    for (int j = 0; j < kBN / 8; ++j) {
+      const uint32_t col = n0 + j * 8 + colq;
+      const float2 b = ptx::ld_shared_f2(bias_smem + (j * 8 + colq) * 4);
+      const bool any = full || col < ep.n;
+      const bool pair = full || col + 1 < ep.n;
+#pragma unroll
+      for (int ms = 0; ms < kMSub; ++ms) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const uint32_t row = row0 + ms * 64 + warp * 16 + lane / 4 + h * 8;
+          if (!(any && (full || row < ep.m))) continue;
+          const float v0 = acc[ms][4 * j + 2 * h] + b.x, v1 = acc[ms][4 * j + 2 * h + 1] + b.y;
+          const int64_t off = y_offset<IndexT>(row, col, ep.ldy);
+          if constexpr (Out == OutKind::fp32) {
+            float* p = reinterpret_cast<float*>(y) + off;
+            if (pair) {
+              *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+            } else {
+              p[0] = v0;
+            }
+          } else {
+            uint16_t* p = reinterpret_cast<uint16_t*>(y) + off;
+            const uint32_t packed = pack_out_pair<Out>(v0, v1);
+            if (pair) {
+              *reinterpret_cast<uint32_t*>(p) = packed;
+            } else {
+              p[0] = uint16_t(packed);
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+}  // namespace tgemm::sm90

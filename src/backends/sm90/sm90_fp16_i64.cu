@@ -1,0 +1,13 @@
+// Instantiates the fp16 sm90 configurations with 64-bit Y offsets (see sm90_configs.h).
+#include "backends/sm90/sm90_configs.h"
+#include "backends/sm90/sm90_launch.cuh"
+
+namespace tgemm::sm90 {
+
+void add_fp16_i64(std::vector<std::unique_ptr<Kernel>>& out) {
+#define TGEMM_SM90_ADD(dt, bm, bn, st, cm, cn, epi) add<Traits<DType::dt, bm, bn, st, cm, cn, 64, EpiMode::epi>>(out);
+  TGEMM_SM90_FP16_CONFIGS(TGEMM_SM90_ADD)
+#undef TGEMM_SM90_ADD
+}
+
+}  // namespace tgemm::sm90

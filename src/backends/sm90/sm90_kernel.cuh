@@ -1,0 +1,302 @@
+// The sm90 GEMM skeleton: Y[M,N] = X[M,K] * W[N,K]^T (+ bias), both operands K-major, fp32 accumulation.
+//
+// One CTA per SM, persistent. Warp roles:
+//   warpgroup 0, warp 0   Producer: one thread issues the TMA loads of X and W tiles into a ring of stages.
+//   warpgroup 0, warps 1-3 Storers: copy finished output tiles from shared memory to Y (staged epilogue).
+//   warpgroups 1, 2       Consumers: wgmma on their half of the tile rows, then bias + convert into staging.
+// The storers let the global stores of tile t overlap the main loop of tile t+1: with K = 1280 a tile's main
+// loop is only 20 k-steps, so a synchronous store would idle the tensor cores for a noticeable fraction.
+//
+// Clusters of 2 along M (c2x1) share the W tile: each CTA loads half of it and multicasts it to both. Along N
+// (c1x2) they share X the same way. Either halves that operand's L2->SM traffic.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "backends/sm90/sm90_config.h"
+#include "backends/sm90/sm90_epilogue.cuh"
+#include "backends/sm90/sm90_ptx.cuh"
+#include "backends/sm90/sm90_scheduler.cuh"
+#include "backends/sm90/sm90_wgmma.cuh"
+
+namespace tgemm::sm90 {
+
+enum class Role : uint8_t { producer, storer, consumer, idle };
+
+template <class T>
+__device__ __forceinline__ Role role_of(uint32_t warp) {
+  if (warp >= 4) return Role::consumer;
+  if (warp == 0) return Role::producer;
+  return T::kEpi == EpiMode::staged ? Role::storer : Role::idle;
+}
+
+// A coordinate of a tile that lies wholly past the matrix edge (the second CTA of a cluster at the M or N tail)
+// is replaced by 0: the data is never stored, and this keeps every TMA coordinate a valid int32 even for
+// dimensions near 2^31.
+__device__ __forceinline__ int32_t clamp_coord(uint32_t c, uint32_t dim) { return int32_t(c < dim ? c : 0u); }
+
+// Shared-memory addresses every role needs (32-bit shared-window addresses).
+template <class T>
+struct Smem {
+  uint32_t base;      // 1024-byte aligned
+  uint32_t full;      // [S]   TMA bytes landed
+  uint32_t empty;     // [S]   consumers done reading
+  uint32_t st_full;   // [2]   staging written by consumer warpgroup g
+  uint32_t st_empty;  // [2]   staging drained by the storers
+  __device__ explicit Smem(uint32_t b)
+      : base(b),
+        full(b + T::kOffBars),
+        empty(full + 8 * T::kStages),
+        st_full(empty + 8 * T::kStages),
+        st_empty(st_full + 8 * 2) {}
+};
+
+// Producer: one thread walks the tiles and keeps the stage ring full.
+template <class T>
+__device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CUtensorMap* tmap_w,
+                                             const EpilogueParams& ep, uint32_t k, uint32_t smem_base) {
+  constexpr int S = T::kStages, BM = T::kBM, BN = T::kBN, CM = T::kClusterM, CN = T::kClusterN;
+  constexpr int CS = T::kClusterSize;
+  const Smem<T> sm(smem_base);
+  const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
+  const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
+  TileScheduler<BM, BN, CM, CN> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS);
+  uint32_t s = 0, phase = 0;
+  for (; sched.valid(); sched.advance()) {
+    uint32_t mb, nb;
+    sched.block(CM > 1 ? rank : 0, CN > 1 ? rank : 0, mb, nb);
+    int32_t a_row, b_row;
+    uint32_t a_dst_off = 0, b_dst_off = 0;
+    if constexpr (CN > 1) {  // X slice multicast: this CTA fetches rows [rank*BM/2, (rank+1)*BM/2) of the tile
+      a_row = clamp_coord(mb * BM + rank * (BM / CN), ep.m);
+      a_dst_off = rank * (BM / CN) * 128;
+    } else {
+      a_row = clamp_coord(mb * BM, ep.m);
+    }
+    if constexpr (CM > 1) {  // W slice multicast
+      b_row = clamp_coord(nb * BN + rank * (BN / CM), ep.n);
+      b_dst_off = rank * (BN / CM) * 128;
+    } else {
+      b_row = clamp_coord(nb * BN, ep.n);
+    }
+    for (uint32_t kt = 0; kt < num_k; ++kt) {
+      ptx::mbar_wait(sm.empty + 8 * s, phase ^ 1);
+      const uint32_t full = sm.full + 8 * s;
+      // Every CTA's slot receives the whole stage (own loads + the peer's multicast), so each expects it all.
+      ptx::mbar_arrive_expect_tx(full, T::kStageBytes);
+      const uint32_t a_dst = sm.base + T::kOffA + s * T::kABytes + a_dst_off;
+      const uint32_t b_dst = sm.base + T::kOffB + s * T::kBBytes + b_dst_off;
+      const int32_t kc = int32_t(kt * T::kBK);
+      if constexpr (CN > 1) {
+        ptx::tma_load_2d_multicast(a_dst, tmap_x, full, kc, a_row, uint16_t((1u << CS) - 1));
+      } else {
+        ptx::tma_load_2d(a_dst, tmap_x, full, kc, a_row);
+      }
+      if constexpr (CM > 1) {
+        ptx::tma_load_2d_multicast(b_dst, tmap_w, full, kc, b_row, uint16_t((1u << CS) - 1));
+      } else {
+        ptx::tma_load_2d(b_dst, tmap_w, full, kc, b_row);
+      }
+      if (++s == S) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+  }
+}
+
+// Storers (staged epilogue): drain each consumer warpgroup's staging buffer to Y, tile after tile.
+template <class T>
+__device__ __forceinline__ void run_storer(const EpilogueParams& ep, uint32_t smem_base, uint32_t tid) {
+  constexpr int CS = T::kClusterSize;
+  const Smem<T> sm(smem_base);
+  const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
+  TileScheduler<T::kBM, T::kBN, T::kClusterM, T::kClusterN> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS);
+  uint32_t phase = 0;
+  for (; sched.valid(); sched.advance()) {
+    uint32_t mb, nb;
+    sched.block(T::kClusterM > 1 ? rank : 0, T::kClusterN > 1 ? rank : 0, mb, nb);
+#pragma unroll 1
+    for (uint32_t g = 0; g < 2; ++g) {
+      ptx::mbar_wait(sm.st_full + 8 * g, phase);
+      Epilogue<T>::store_staged(sm.base + T::kOffStaging + g * T::kStagingBytesPerWG, ep,
+                                mb * T::kBM + g * T::kWgRows, nb * T::kBN, tid);
+      ptx::mbar_arrive(sm.st_empty + 8 * g);
+    }
+    phase ^= 1;
+  }
+}
+
+// Consumers: wgmma over the stage ring into fp32 accumulators, then the epilogue's register half.
+template <class T>
+__device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t k, uint32_t smem_base,
+                                             uint32_t warp, uint32_t lane, bool staged) {
+  constexpr int S = T::kStages, BM = T::kBM, BN = T::kBN, CS = T::kClusterSize;
+  using Mma = Wgmma<BN, T::kIn == DType::bf16>;
+  const Smem<T> sm(smem_base);
+  const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
+  const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
+  TileScheduler<BM, BN, T::kClusterM, T::kClusterN> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS);
+
+  const uint32_t g = warp / 4 - 1;  // consumer warpgroup
+  const uint32_t wwarp = warp % 4;  // warp within it
+  float acc[T::kMSub][BN / 2];
+#pragma unroll
+  for (int ms = 0; ms < T::kMSub; ++ms)
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[ms][i] = 0.f;
+
+  // Descriptors of stage 0; a stage s adds its byte offset >> 4 to the 14-bit address field, and the k16 step
+  // within the 128-byte swizzled row adds 32 bytes (the hardware applies the swizzle to the final address).
+  uint64_t a_desc0[T::kMSub];
+#pragma unroll
+  for (int ms = 0; ms < T::kMSub; ++ms)
+    a_desc0[ms] = ptx::smem_desc_sw128(sm.base + T::kOffA + (g * T::kWgRows + ms * 64) * 128);
+  const uint64_t b_desc0 = ptx::smem_desc_sw128(sm.base + T::kOffB);
+
+  // One arrival per warp on the slot of every CTA whose producer filled part of it.
+  auto release = [&](uint32_t slot) {
+    if (lane < CS) {
+      if constexpr (CS > 1) {
+        ptx::mbar_arrive_cluster(sm.empty + 8 * slot, lane);
+      } else {
+        ptx::mbar_arrive(sm.empty + 8 * slot);
+      }
+    }
+  };
+
+  uint32_t s = 0, phase = 0, st_phase = 0;
+  const uint32_t staging = sm.base + T::kOffStaging + g * T::kStagingBytesPerWG;
+  const uint32_t bias_smem = sm.base + T::kOffBias + g * BN * 4;
+  const uint32_t tid = threadIdx.x % 128;
+  using Epi = Epilogue<T>;
+  for (; sched.valid(); sched.advance()) {
+    uint32_t mb, nb;
+    sched.block(T::kClusterM > 1 ? rank : 0, T::kClusterN > 1 ? rank : 0, mb, nb);
+    float bias[Epi::kBiasRegs];
+    Epi::load_bias(bias, ep, nb * BN, tid);
+    uint32_t prev = 0;
+    for (uint32_t kt = 0; kt < num_k; ++kt) {
+      ptx::mbar_wait(sm.full + 8 * s, phase);
+#pragma unroll
+      for (int ms = 0; ms < T::kMSub; ++ms)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) ptx::reg_fence(acc[ms][i]);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < T::kBK / 16; ++kk) {
+#pragma unroll
+        for (int ms = 0; ms < T::kMSub; ++ms) {
+          Mma::mma(acc[ms], a_desc0[ms] + ((s * T::kABytes + kk * 32) >> 4),
+                   b_desc0 + ((s * T::kBBytes + kk * 32) >> 4), (kt | kk) != 0);
+        }
+      }
+      ptx::wgmma_commit();
+      // Keep one k-step of wgmma in flight; the one before it is finished, so its slot can be refilled.
+      if (kt > 0) {
+        ptx::wgmma_wait<1>();
+        release(prev);
+      }
+      prev = s;
+      if (++s == S) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+    // Epilogue set-up that does not need the accumulators runs while the last k-step's wgmma still executes.
+    // The bias buffer is per warpgroup; the first barrier keeps a fast warp from overwriting it while a slow one
+    // still reads the previous tile's values, the second publishes the new ones.
+    ptx::named_bar_sync(1 + g, 128);
+    Epi::stage_bias(bias, bias_smem, tid);
+    ptx::named_bar_sync(1 + g, 128);
+    if (staged) ptx::mbar_wait(sm.st_empty + 8 * g, st_phase ^ 1);
+
+    ptx::wgmma_wait<0>();
+#pragma unroll
+    for (int ms = 0; ms < T::kMSub; ++ms)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) ptx::reg_fence(acc[ms][i]);
+    release(prev);
+
+    if (staged) {
+      if (ep.out == OutKind::bf16) {
+        Epi::template to_staging<OutKind::bf16>(acc, staging, bias_smem, wwarp, lane);
+      } else {
+        Epi::template to_staging<OutKind::fp16>(acc, staging, bias_smem, wwarp, lane);
+      }
+      ptx::mbar_arrive(sm.st_full + 8 * g);
+      st_phase ^= 1;
+    } else {
+      const uint32_t row0 = mb * BM + g * T::kWgRows;
+      if (ep.out == OutKind::bf16) {
+        Epi::template to_global<OutKind::bf16>(acc, ep, bias_smem, row0, nb * BN, wwarp, lane);
+      } else if (ep.out == OutKind::fp16) {
+        Epi::template to_global<OutKind::fp16>(acc, ep, bias_smem, row0, nb * BN, wwarp, lane);
+      } else {
+        Epi::template to_global<OutKind::fp32>(acc, ep, bias_smem, row0, nb * BN, wwarp, lane);
+      }
+    }
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, 1)
+    gemm_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_w,
+                const EpilogueParams ep, const uint32_t k) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int S = T::kStages, CS = T::kClusterSize;
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t base = (ptx::smem_addr(smem_raw) + 1023u) & ~1023u;
+  const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  if (threadIdx.x == 0) {
+    const Smem<T> sm(base);
+    for (int s = 0; s < S; ++s) {
+      ptx::mbar_init(sm.full + 8 * s, 1);
+      // One arrival per consumer warp of every CTA that reads this slot (multicast fills the peer's slot too).
+      ptx::mbar_init(sm.empty + 8 * s, 8 * CS);
+    }
+    for (int g = 0; g < 2; ++g) {
+      ptx::mbar_init(sm.st_full + 8 * g, 128);
+      ptx::mbar_init(sm.st_empty + 8 * g, T::kStorerThreads);
+    }
+    ptx::fence_mbar_init();
+    ptx::prefetch_tmap(&tmap_x);
+    ptx::prefetch_tmap(&tmap_w);
+  }
+  // The peer CTA multicasts into our barriers, so they must be initialised cluster-wide before anyone loads.
+  if constexpr (CS > 1) {
+    ptx::cluster_sync();
+  } else {
+    __syncthreads();
+  }
+
+  // fp32 output bypasses the staging buffer (it would not fit), so the storers have nothing to do then.
+  const bool staged = T::kEpi == EpiMode::staged && ep.out != OutKind::fp32;
+  // Each role builds its own state after the split: values live across setmaxnreg.dec would have to fit in the
+  // producer warpgroup's 56 registers and get spilled otherwise.
+  if (warp < 4) {
+    // The producer and storers need few registers; giving them back lets the consumers hold 224 each.
+    ptx::setmaxnreg_dec<T::kProducerRegs>();
+    const Role role = role_of<T>(warp);
+    if (role == Role::producer) {
+      if (lane == 0) run_producer<T>(&tmap_x, &tmap_w, ep, k, base);
+    } else if (role == Role::storer && staged) {
+      run_storer<T>(ep, base, threadIdx.x - 32);
+    }
+  } else {
+    ptx::setmaxnreg_inc<T::kConsumerRegs>();
+    run_consumer<T>(ep, k, base, warp, lane, staged);
+  }
+
+  // A CTA must not exit while its peer may still arrive on its barriers or multicast into its shared memory.
+  if constexpr (CS > 1) {
+    __syncwarp();
+    ptx::cluster_sync();
+  }
+#endif
+}
+
+}  // namespace tgemm::sm90

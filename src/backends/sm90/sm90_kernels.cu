@@ -1,0 +1,110 @@
+// Registration of the sm90 family and its untuned default: which configurations to try for a problem.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <mutex>
+
+#include "backends/sm90/sm90_launch.cuh"
+#include "registry/registry.h"
+
+namespace tgemm::sm90 {
+
+void add_bf16_i32(std::vector<std::unique_ptr<Kernel>>& out);
+void add_bf16_i64(std::vector<std::unique_ptr<Kernel>>& out);
+void add_fp16_i32(std::vector<std::unique_ptr<Kernel>>& out);
+void add_fp16_i64(std::vector<std::unique_ptr<Kernel>>& out);
+
+namespace {
+
+// SM count of the current device (132 on H100/H200 SXM when it cannot be read).
+int current_sm_count() {
+  static std::array<std::once_flag, kMaxDevices> once;
+  static std::array<int, kMaxDevices> sms{};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 132;
+  std::call_once(once[dev], [&] {
+    int v = 0;
+    sms[dev] = cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && v > 0 ? v : 132;
+  });
+  return sms[dev];
+}
+
+// Relative main-loop efficiency of each tile shape at full occupancy (1.0 = best); see the measurement notes
+// in scripts/dev/SM90_NOTES.md. The rest of the score is how well the tiles fill the last wave and the edges.
+// Fitted to the 88 models.csv shapes with M >= 2048 (bf16, H200): the choice lands within 0.5% of the best
+// registered configuration at the median.
+double tile_weight(const Config& c) {
+  const double w = c.bm == 128 && c.bn == 256   ? 1.00
+                   : c.bm == 128 && c.bn == 128 ? 0.98
+                   : c.bm == 256 && c.bn == 128 ? 0.95
+                   : c.bm == 128 && c.bn == 192 ? 0.94
+                                                : 0.90;
+  return c.epi == EpiMode::staged ? w : 0.8 * w;  // the direct epilogue measured ~0.8x of staged
+}
+
+double score(const Config& c, const Problem& p, int sms) {
+  const double mt = std::ceil(double(p.m) / c.bm), nt = std::ceil(double(p.n) / c.bn);
+  const double tiles = mt * nt;
+  const double waves = std::ceil(tiles / sms);
+  const double wave_eff = tiles / (waves * sms);
+  const double edge_eff = double(p.m) * double(p.n) / (mt * c.bm * nt * c.bn);
+  return tile_weight(c) * wave_eff * edge_eff;
+}
+
+std::vector<const Kernel*> default_candidates(const std::vector<const Sm90KernelBase*>& all, const Problem& p) {
+  // Below ~64 rows the problem is memory-bound on W and a skinny kernel wins; leave it to that backend.
+  if (p.m <= 64) return {};
+  const int sms = current_sm_count();
+  struct Cand {
+    const Sm90KernelBase* i32;
+    const Sm90KernelBase* i64;
+    double score;
+  };
+  std::vector<Cand> cands;
+  for (const Sm90KernelBase* k : all) {
+    const Config& c = k->config();
+    if (c.in != p.in_dtype || c.index_bits != 64) continue;
+    Cand cd{nullptr, k, score(c, p, sms)};
+    for (const Sm90KernelBase* o : all) {
+      Config oc = o->config();
+      oc.index_bits = 64;
+      if (o->config().index_bits == 32 && config_name(oc) == k->name()) cd.i32 = o;
+    }
+    cands.push_back(cd);
+  }
+  std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) { return a.score > b.score; });
+  if (cands.size() > 3) cands.resize(3);
+  std::vector<const Kernel*> out;
+  for (const Cand& cd : cands) {
+    // The i32 variant is as fast (its offsets are off the critical path) but addresses less: offer it first only
+    // where it fits, so the dispatcher never has to split for it.
+    if (cd.i32 && cd.i32->can_implement(p).ok()) {
+      out.push_back(cd.i32);
+      out.push_back(cd.i64);
+    } else {
+      out.push_back(cd.i64);
+      if (cd.i32) out.push_back(cd.i32);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+}  // namespace tgemm::sm90
+
+namespace tgemm {
+
+void add_sm90_kernels(BackendKernels& out) {
+  const size_t first = out.kernels.size();
+  sm90::add_bf16_i32(out.kernels);
+  sm90::add_bf16_i64(out.kernels);
+  sm90::add_fp16_i32(out.kernels);
+  sm90::add_fp16_i64(out.kernels);
+  std::vector<const sm90::Sm90KernelBase*> mine;
+  for (size_t i = first; i < out.kernels.size(); ++i)
+    mine.push_back(static_cast<const sm90::Sm90KernelBase*>(out.kernels[i].get()));
+  out.defaults = [mine](const Problem& p) { return sm90::default_candidates(mine, p); };
+}
+
+}  // namespace tgemm

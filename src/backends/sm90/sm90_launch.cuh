@@ -1,0 +1,212 @@
+// Host side of the sm90 kernels: tensor maps, launch, and the Kernel wrapper that declares each instantiation's
+// Limits. Included by the instantiation files (one per input dtype, so the build parallelises).
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/sm90/sm90_config.h"
+#include "backends/sm90/sm90_kernel.cuh"
+#include "tgemm/kernel.h"
+
+namespace tgemm::sm90 {
+
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point, so the library needs no link-time dependency
+// on libcuda. Resolved once; nullptr if the driver does not have it.
+inline EncodeTiledFn encode_tiled_fn() {
+  static const EncodeTiledFn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      return EncodeTiledFn(nullptr);
+    }
+    return reinterpret_cast<EncodeTiledFn>(p);
+  }();
+  return fn;
+}
+
+// A [rows, cols] row-major 16-bit matrix (cols = K, contiguous) read in boxes of box_rows x 64 with the 128-byte
+// swizzle that the wgmma descriptors expect. Out-of-range box elements read as zero: that is the K tail.
+inline CUresult make_tmap(CUtensorMap* map, const void* ptr, DType dt, uint64_t rows, uint64_t cols, uint64_t ld,
+                          uint32_t box_rows) {
+  const EncodeTiledFn enc = encode_tiled_fn();
+  if (!enc) return CUDA_ERROR_NOT_SUPPORTED;
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {ld * 2};
+  const cuuint32_t box[2] = {64, box_rows};
+  const cuuint32_t estr[2] = {1, 1};
+  return enc(map, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+             const_cast<void*>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+inline Status cuda_status(const char* what, cudaError_t e) {
+  return Status(StatusCode::cuda_error, std::string("sm90: ") + what + ": " + cudaGetErrorString(e));
+}
+
+// Per-device, per-instantiation facts computed once: the shared-memory opt-in and how many clusters fit.
+struct DeviceState {
+  std::once_flag once;
+  cudaError_t err = cudaSuccess;
+  int max_clusters = 0;
+};
+inline constexpr int kMaxDevices = 64;
+
+template <class T>
+Status launch(const GemmArgs& a, cudaStream_t stream) {
+  const Problem& p = a.p;
+  if (p.m == 0 || p.n == 0) return Status::Ok();
+
+  int dev = 0;
+  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status("cudaGetDevice", e);
+  if (dev < 0 || dev >= kMaxDevices) return Status(StatusCode::internal, "sm90: device index out of range");
+
+  static std::array<DeviceState, kMaxDevices> states;
+  DeviceState& st = states[dev];
+  std::call_once(st.once, [&] {
+    auto* fn = gemm_kernel<T>;
+    st.err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+    if (st.err != cudaSuccess) return;
+    if constexpr (T::kClusterSize > 1) {
+      // Not every SM can host a cluster member (GPC granularity): size the persistent grid by what fits.
+      cudaLaunchConfig_t cfg{};
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim.x = T::kClusterSize;
+      attr[0].val.clusterDim.y = 1;
+      attr[0].val.clusterDim.z = 1;
+      cfg.gridDim = dim3(T::kClusterSize * 64, 1, 1);
+      cfg.blockDim = dim3(T::kThreads, 1, 1);
+      cfg.dynamicSmemBytes = T::kSmemBytes;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      st.err = cudaOccupancyMaxActiveClusters(&st.max_clusters, fn, &cfg);
+    } else {
+      st.err = cudaDeviceGetAttribute(&st.max_clusters, cudaDevAttrMultiProcessorCount, dev);
+    }
+    if (st.err == cudaSuccess && st.max_clusters < 1) st.err = cudaErrorInvalidConfiguration;
+  });
+  if (st.err != cudaSuccess) return cuda_status("kernel setup", st.err);
+
+  CUtensorMap tx, tw;
+  if (make_tmap(&tx, a.x, p.in_dtype, uint64_t(p.m), uint64_t(p.k), uint64_t(p.ldx),
+                uint32_t(T::kBM / T::kClusterN)) != CUDA_SUCCESS ||
+      make_tmap(&tw, a.w, p.in_dtype, uint64_t(p.n), uint64_t(p.k), uint64_t(p.ldw),
+                uint32_t(T::kBN / T::kClusterM)) != CUDA_SUCCESS) {
+    return Status(StatusCode::cuda_error, "sm90: cuTensorMapEncodeTiled failed (unavailable or arguments rejected)");
+  }
+
+  EpilogueParams ep;
+  ep.y = a.y;
+  ep.ldy = p.ldy;
+  ep.bias = a.bias;
+  ep.m = uint32_t(p.m);
+  ep.n = uint32_t(p.n);
+  ep.out = p.out_dtype == DType::bf16 ? OutKind::bf16 : p.out_dtype == DType::fp16 ? OutKind::fp16 : OutKind::fp32;
+  ep.bias_kind = !(p.has_bias && a.bias) ? BiasKind::none
+                 : p.bias_dtype == DType::fp32 ? BiasKind::fp32
+                                               : BiasKind::same_as_input;
+
+  const uint64_t m_blocks = (uint64_t(p.m) + T::kBM - 1) / T::kBM;
+  const uint64_t n_blocks = (uint64_t(p.n) + T::kBN - 1) / T::kBN;
+  const uint64_t cluster_tiles =
+      ((m_blocks + T::kClusterM - 1) / T::kClusterM) * ((n_blocks + T::kClusterN - 1) / T::kClusterN);
+  const uint64_t clusters = std::min<uint64_t>(cluster_tiles, uint64_t(st.max_clusters));
+
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1];
+  cfg.gridDim = dim3(uint32_t(clusters * T::kClusterSize), 1, 1);
+  cfg.blockDim = dim3(T::kThreads, 1, 1);
+  cfg.dynamicSmemBytes = T::kSmemBytes;
+  cfg.stream = stream;
+  if constexpr (T::kClusterSize > 1) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = T::kClusterSize;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, gemm_kernel<T>, tx, tw, ep, uint32_t(p.k));
+  if (e != cudaSuccess) return cuda_status("launch", e);
+  return Status::Ok();
+}
+
+// What the defaults heuristic needs to know about a registered kernel beyond the Kernel interface.
+class Sm90KernelBase : public Kernel {
+ public:
+  virtual const Config& config() const = 0;
+};
+
+// One registered configuration.
+template <class T>
+class Sm90Kernel final : public Sm90KernelBase {
+ public:
+  Sm90Kernel() : name_(config_name(T::kConfig)) {
+    lim_.y_index_bits = T::kIndexBits;
+    lim_.x_index_bits = 64;  // X and W are read through TMA: only the TMA limits apply
+    lim_.w_index_bits = 64;
+    lim_.uses_tma = true;
+    lim_.ld_multiple = 8;  // 16-byte TMA strides; also keeps every 16-byte Y chunk aligned
+    lim_.ptr_align = 16;   // TMA global addresses; 16-byte Y stores
+    lim_.bias_align = 2;   // bias is read element by element; fp32 bias additionally needs 4 (can_implement)
+    lim_.tile_m = T::kBM;
+    lim_.tile_n = T::kBN;
+    lim_.in_dtypes = dtype_bit(T::kIn);
+    lim_.out_dtypes = dtype_bit(DType::bf16) | dtype_bit(DType::fp16) | dtype_bit(DType::fp32);
+    lim_.bias_same_as_input = true;
+    lim_.bias_fp32 = true;
+    lim_.k_zero = false;  // the accumulators are initialised by the first k-step's wgmma
+  }
+  const Config& config() const override { return T::kConfig; }
+  const std::string& name() const override { return name_; }
+  Backend backend() const override { return Backend::sm90; }
+  const Limits& limits() const override { return lim_; }
+
+  // Limits beyond Limits: an fp32 bias is read with 4-byte loads (Limits has one bias alignment for both bias
+  // dtypes), and the scheduler numbers cluster tiles in 32 bits.
+  Verdict can_implement(const Problem& p) const override {
+    Verdict v = check_limits(lim_, p);
+    if (!v.ok()) return v;
+    if (p.has_bias && p.bias_dtype == DType::fp32 && p.align_bias < 4) {
+      return Verdict{Verdict::Kind::unsupported,
+                     "fp32 bias pointer aligned to " + std::to_string(p.align_bias) + " bytes < 4 required"};
+    }
+    const uint64_t m_tiles = (uint64_t(p.m) + T::kBM * T::kClusterM - 1) / (T::kBM * T::kClusterM);
+    const uint64_t n_tiles = (uint64_t(p.n) + T::kBN * T::kClusterN - 1) / (T::kBN * T::kClusterN);
+    if (m_tiles * n_tiles > uint64_t(INT32_MAX)) {
+      return Verdict{Verdict::Kind::addressing, "cluster tiles " + std::to_string(m_tiles) + " x " +
+                                                    std::to_string(n_tiles) + " > 2^31-1 (32-bit tile scheduler)"};
+    }
+    return v;
+  }
+
+  Status run(const GemmArgs& args, void*, size_t, cudaStream_t stream) const override {
+    return launch<T>(args, stream);
+  }
+
+ private:
+  std::string name_;
+  Limits lim_;
+};
+
+template <class T>
+void add(std::vector<std::unique_ptr<Kernel>>& out) {
+  out.push_back(std::make_unique<Sm90Kernel<T>>());
+}
+
+}  // namespace tgemm::sm90

@@ -1,0 +1,48 @@
+// Persistent tile scheduler: a static, strided walk over output tiles in cluster units, with grouped
+// rasterisation. Producer, consumers and storers of a CTA each run their own copy and see the same sequence,
+// which is what keeps their pipelines in step without any communication beyond the mbarriers.
+#pragma once
+
+#include <cstdint>
+
+namespace tgemm::sm90 {
+
+template <int BM, int BN, int CM, int CN>
+struct TileScheduler {
+  // Tiles are grouped kGroupM block-rows tall: the CTAs resident at one time then cover a band of X rows
+  // (kGroupM * BM) against a sweep of W, so the X band stays in L2 while W streams through it once per band
+  // instead of once per block-row.
+  static constexpr uint32_t kGroupM = 16 / CM;  // in cluster units (16 block-rows)
+
+  uint32_t cm_tiles;  // cluster tiles along M
+  uint32_t cn_tiles;  // cluster tiles along N
+  uint32_t total;
+  uint32_t linear;    // current cluster tile
+  uint32_t stride;    // number of clusters in the grid
+
+  // Precondition (can_implement): the tile count fits in 31 bits.
+  __device__ TileScheduler(uint32_t m, uint32_t n, uint32_t cluster_id, uint32_t num_clusters) {
+    const uint32_t m_blocks = (m + BM - 1) / BM, n_blocks = (n + BN - 1) / BN;
+    cm_tiles = (m_blocks + CM - 1) / CM;
+    cn_tiles = (n_blocks + CN - 1) / CN;
+    total = cm_tiles * cn_tiles;
+    linear = cluster_id;
+    stride = num_clusters;
+  }
+
+  __device__ bool valid() const { return linear < total; }
+  __device__ void advance() { linear += stride; }
+
+  // Block coordinates (in BM / BN units) of this CTA's tile; `rank_m` / `rank_n` are its position in the cluster.
+  __device__ void block(uint32_t rank_m, uint32_t rank_n, uint32_t& m_block, uint32_t& n_block) const {
+    const uint32_t per_group = kGroupM * cn_tiles;
+    const uint32_t group = linear / per_group;
+    const uint32_t first = group * kGroupM;
+    const uint32_t rows = min(kGroupM, cm_tiles - first);
+    const uint32_t within = linear - group * per_group;
+    m_block = (first + within % rows) * CM + rank_m;
+    n_block = (within / rows) * CN + rank_n;
+  }
+};
+
+}  // namespace tgemm::sm90
