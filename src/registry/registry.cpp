@@ -53,8 +53,3 @@ const Kernel* find_kernel(const std::string& name) { return Registry::get().find
 
 }  // namespace tgemm
 
-// Until the sm90 and skinny backends land, the registry links without them. TODO(lead): remove.
-namespace tgemm {
-__attribute__((weak)) void add_sm90_kernels(BackendKernels&) {}
-__attribute__((weak)) void add_skinny_kernels(BackendKernels&) {}
-}  // namespace tgemm
