@@ -53,3 +53,9 @@ const Kernel* find_kernel(const std::string& name) { return Registry::get().find
 
 }  // namespace tgemm
 
+// A build that leaves a backend out (TGEMM_EXCLUDE_BACKENDS, for fast sanitizer builds) registers none of its
+// kernels: these weak definitions stand in for the backend's own.
+namespace tgemm {
+__attribute__((weak)) void add_sm90_kernels(BackendKernels&) {}
+__attribute__((weak)) void add_skinny_kernels(BackendKernels&) {}
+}  // namespace tgemm
