@@ -7,6 +7,13 @@ command -v g++ >/dev/null || need_apt+=(g++)
 command -v make >/dev/null || need_apt+=(make)
 [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev googletest)
 command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
+# Fuzzing (TGEMM_FUZZ=1: scripts/test.sh, fuzz/run.sh): clang with libFuzzer and the sanitizer runtimes.
+if [ "${TGEMM_FUZZ:-0}" = 1 ]; then
+  probe=$(mktemp -d)
+  echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' >"$probe/p.cpp"
+  clang++ -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" >/dev/null 2>&1 || need_apt+=(clang libclang-rt-dev)
+  rm -rf "$probe"
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
@@ -24,6 +31,7 @@ cmake_ok || pip_install "cmake>=3.28,<4"
 hash -r
 python3 -c "import nanobind" 2>/dev/null || pip_install nanobind
 python3 -c "import pytest" 2>/dev/null || pip_install pytest
+python3 -c "import numpy" 2>/dev/null || pip_install numpy
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 command -v nvcc >/dev/null || { echo "setup: nvcc not found (the CUDA toolkit is required)" >&2; exit 1; }
 echo "setup: $(cmake --version | head -1), $(nvcc --version | tail -2 | head -1), g++ $(g++ -dumpversion)"

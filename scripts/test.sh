@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 BUILD=${1:-build}
 JOBS=${JOBS:-$(nproc)}
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_BUILD_PYTHON=OFF
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_BUILD_PYTHON=ON
 cmake --build "$BUILD" -j "$JOBS"
 cd "$BUILD"
 ctest --output-on-failure --timeout 1800 -j "$JOBS"

@@ -1,6 +1,10 @@
 // tgemm bench: per shape, mm (and any forced kernels) timed interleaved with cuBLASLt, checked against the
 // reference, with the ceilings of this GPU measured in the same run.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -31,7 +35,7 @@ std::string plan_str(const Plan& p) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args a(argv, {"--no-check", "--no-ceilings"}, {"-i", "--warmup", "--iters", "--csv", "--kernel"});
+  Args a(argv, {"--no-check", "--no-ceilings"}, {"-i", "--warmup", "--iters", "--csv", "--kernel", "--top-from", "--top"});
   std::string input = a.str("-i", "shapes/seed.csv");
   int warmup = int(a.int_opt("--warmup", 5, 0, 10000));
   int iters = int(a.int_opt("--iters", 30, 1, 100000));
@@ -39,6 +43,27 @@ int cmd_bench(const std::vector<std::string>& argv) {
   for (const std::string& k : forced)
     if (!find_kernel(k)) a.fail("--kernel: unknown kernel '" + k + "' (see `tgemm kernels`)");
   if (a.ok() && !a.positional().empty()) a.fail("unexpected argument '" + a.positional()[0] + "'");
+  // --top-from profile.csv: per shape, also time the `--top` fastest candidates the tuner recorded, to check
+  // that the table's pick is within noise of the best when all run in one process, interleaved.
+  const size_t top_n = size_t(a.int_opt("--top", 3, 1, 100));
+  std::map<std::string, std::vector<std::pair<double, std::string>>> top;  // format_shape -> (us, kernel)
+  if (a.ok() && a.has("--top-from")) {
+    std::ifstream f(a.str("--top-from"));
+    if (!f) a.fail("--top-from: cannot read '" + a.str("--top-from") + "'");
+    std::string line;
+    std::getline(f, line);  // header: shape columns, kernel, libtype, ok, us, ...
+    while (std::getline(f, line)) {
+      std::vector<std::string> c = split_commas(line);
+      if (c.size() < 12 || c[10] != "1") continue;
+      std::string key;
+      for (int i = 0; i < 8; ++i) key += (i ? "," : "") + c[size_t(i)];
+      top[key].push_back({std::atof(c[11].c_str()), c[8]});
+    }
+    for (auto& [k, v] : top) {
+      std::sort(v.begin(), v.end());
+      if (v.size() > top_n) v.resize(top_n);
+    }
+  }
   std::vector<Shape> shapes;
   if (a.ok())
     if (Status s = read_shapes(input, &shapes); !s.ok()) a.fail(s.message());
@@ -78,6 +103,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   std::printf("%8s %6s %6s %4s %-5s | %-28s %9s %8s %8s %8s %10s | %s\n", "M", "N", "K", "bias", "dtype", "what", "us",
               "TFLOP/s", "GB/s", "x cuBLAS", "rel_err", "plan");
   int failures = 0;
+  size_t top_checked = 0, top_within = 0;
+  std::vector<double> ratios;
   const Kernel* lt = Registry::get().cublaslt();
   for (const Shape& sh : shapes) {
     bench::Operands o;
@@ -96,7 +123,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::vector<Row> rows;
     rows.push_back({"cublaslt", d.make_plan(args.p, dev, lt->name()), bench::launch_kernel(d, *lt, o)});
     rows.push_back({"tgemm mm", d.plan(args.p, dev), bench::launch_mm(d, o)});
-    for (const std::string& k : forced) {
+    std::vector<std::string> extra = forced;
+    if (auto it = top.find(format_shape(sh)); it != top.end())
+      for (auto& [us, k] : it->second)
+        if (find_kernel(k) && std::find(extra.begin(), extra.end(), k) == extra.end()) extra.push_back(k);
+    for (const std::string& k : extra) {
       Plan pl = d.make_plan(args.p, dev, k);
       bool is_forced = pl.status.ok() && pl.kernel->name() == k;
       if (!is_forced) {
@@ -122,6 +153,18 @@ int cmd_bench(const std::vector<std::string>& argv) {
       ++failures;
       continue;
     }
+    if (!top.empty() && rows.size() > 2 && t[1].ok) {
+      // rows[1] is mm (the table's pick); rows[2..] the recorded top candidates, all in this run.
+      double best = t[1].median_us;
+      std::string best_k = rows[1].plan.kernel ? rows[1].plan.kernel->name() : "?";
+      for (size_t j = 2; j < rows.size(); ++j)
+        if (t[j].ok && t[j].median_us < best) best = t[j].median_us, best_k = rows[j].what;
+      double gap = t[1].median_us / best - 1;
+      ++top_checked;
+      if (gap <= 0.03) ++top_within;
+      std::printf("  table pick %s vs fastest of top %zu (%s): %+.1f%%%s\n", rows[1].plan.kernel ? rows[1].plan.kernel->name().c_str() : "?",
+                  top_n, best_k.c_str(), 100 * gap, gap <= 0.03 ? "" : "  (more than 3% off)");
+    }
     for (size_t j = 0; j < rows.size(); ++j) {
       const Row& r = rows[j];
       bench::Compare c;
@@ -138,6 +181,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                   (long long)sh.k, sh.bias ? "yes" : "no", std::string(dtype_name(sh.dtype)).c_str(), r.what.c_str(), us, tflops, bw,
                   x, a.flag("--no-check") ? "-" : err, plan_str(r.plan).c_str(),
                   ok ? "" : ("  FAILED: " + (!t[j].ok ? t[j].status.to_string() : !cs.ok() ? cs.to_string() : c.to_string())).c_str());
+      if (j == 1 && x > 0) ratios.push_back(x);
       if (csv)
         csv << sh.m << "," << sh.n << "," << sh.k << "," << (sh.bias ? "True" : "False") << "," << dtype_torch_name(sh.dtype) << ","
             << dtype_torch_name(sh.outdtype) << "," << r.what << ","
@@ -147,6 +191,15 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::fflush(stdout);
   }
   cudaStreamDestroy(stream);
+  if (!ratios.empty()) {
+    double lg = 0, mn = 1e30;
+    for (double r : ratios) lg += std::log(r), mn = std::min(mn, r);
+    std::vector<double> sorted = ratios;
+    std::sort(sorted.begin(), sorted.end());
+    std::printf("mm x cuBLASLt over %zu shapes: geometric mean %.3fx, median %.3fx, min %.3fx\n", ratios.size(), std::exp(lg / double(ratios.size())),
+                sorted[sorted.size() / 2], mn);
+  }
+  if (top_checked) std::printf("table pick within 3%% of the fastest of its top %zu in %zu of %zu shapes\n", top_n, top_within, top_checked);
   std::printf("%s\n", failures ? "bench: FAILURES above" : "bench: all results checked against the reference");
   return failures ? 1 : 0;
 }

@@ -229,7 +229,8 @@ nb::tuple dlpack_info(nb::ndarray<nb::ro> a) {
     shape.append(int64_t(a.shape(i)));
     strides.append(a.stride(i));
   }
-  return nb::make_tuple(reinterpret_cast<uintptr_t>(a.data()), nb::tuple(shape), nb::tuple(strides), int(a.dtype().code),
+  auto as_tuple = [](const nb::list& l) { return nb::steal<nb::tuple>(PyList_AsTuple(l.ptr())); };
+  return nb::make_tuple(reinterpret_cast<uintptr_t>(a.data()), as_tuple(shape), as_tuple(strides), int(a.dtype().code),
                         int(a.dtype().bits), int(a.dtype().lanes), a.device_type(), a.device_id());
 }
 

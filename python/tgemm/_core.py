@@ -263,18 +263,15 @@ def mm(x, w, bias=None, *, out=None, out_dtype=None, stream=None):
                              "install PyTorch or CuPy so tgemm can allocate the output")
         if handle is None:
             handle = _current_stream(alloc, device)
+        dl_stream = handle if handle != 0 else 1  # DLPack: 1 = the legacy default stream
+        xp, xs, xst, xdt, xdev = _dlpack_operand("x", x, dl_stream, keep)
     else:
-        alloc = kx
-        device = None
-    dl_stream = handle if handle not in (None, 0) else 1  # DLPack: 1 = the legacy default stream
-
-    xp, xs, xst, xdt, xdev = _describe("x", x, kx, dl_stream, keep)
-    wp, ws, wst, wdt, wdev = _describe("w", w, _kind(w), dl_stream, keep)
-    if device is None:
-        device = xdev
+        xp, xs, xst, xdt, xdev = _describe("x", x, kx, None, keep)
+        alloc, device = kx, xdev
         if handle is None:
             handle = _current_stream(kx, device)
-            dl_stream = handle if handle != 0 else 1
+        dl_stream = handle if handle != 0 else 1
+    wp, ws, wst, wdt, wdev = _describe("w", w, _kind(w), dl_stream, keep)
     if len(ws) != 2:
         raise ValueError(f"w must be 2-D [N, K], got shape {tuple(ws)}")
     if wdev != xdev:

@@ -2,6 +2,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -94,12 +95,16 @@ std::string Plan::to_string() const {
 struct Dispatcher::Impl {
   DispatcherOptions opts;
   Status table_status;  // a failed table load is reported by every mm, never silently ignored
+  std::atomic<bool> tables_failed{false};  // table_status is not ok; read without the lock by every mm
   TunedTable table;
   std::vector<std::string> table_files;
   LoadStats table_stats;
 
   mutable std::shared_mutex plans_mu;
   std::unordered_map<PlanKey, std::unique_ptr<Plan>, PlanKeyHash> plans;
+  // Plans of earlier tables: load_tables retires them instead of freeing them, so a Plan& or Resolved::plan that a
+  // concurrent mm / resolve / plan() holds stays valid for the dispatcher's lifetime.
+  std::vector<std::unique_ptr<Plan>> retired_plans;
 
   struct Workspace {
     void* ptr = nullptr;
@@ -128,14 +133,30 @@ struct Dispatcher::Impl {
     std::lock_guard<std::mutex> lock(ws_mu);
     Workspace& w = workspaces[{dev, stream}];
     if (w.bytes < bytes) {
-      // Growth happens on the first call of a larger shape on a stream (warm-up), never afterwards.
+      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+      cudaStreamIsCapturing(stream, &capturing);
       if (w.ptr) {
+        // Growth happens on the first call of a larger shape on a stream (warm-up), never afterwards; it needs a
+        // synchronisation, which a graph capture cannot hold.
+        if (capturing != cudaStreamCaptureStatusNone)
+          return {StatusCode::invalid_argument, "the stream's workspace must grow from " + std::to_string(w.bytes) + " to " +
+                                                    std::to_string(bytes) + " bytes during CUDA-graph capture: run this shape once on the stream before capturing"};
         cudaStreamSynchronize(stream);
         cudaFree(w.ptr);
         w = {};
       }
-      size_t want = std::max<size_t>(bytes, 1 << 20);
-      if (cudaError_t e = cudaMalloc(&w.ptr, want); e != cudaSuccess) return cuda_status(e, "workspace cudaMalloc");
+      // One size serves every cuBLASLt problem (its 32 MiB plus a widened bias), so a stream's workspace is
+      // allocated once.
+      size_t want = std::max<size_t>(bytes, size_t(34) << 20);
+      // cudaMalloc is legal inside a capture only in relaxed mode: switch this thread for the call, as PyTorch does.
+      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+      cudaThreadExchangeStreamCaptureMode(&mode);
+      cudaError_t e = cudaMalloc(&w.ptr, want);
+      cudaThreadExchangeStreamCaptureMode(&mode);
+      if (e != cudaSuccess) {
+        w = {};
+        return cuda_status(e, "workspace cudaMalloc");
+      }
       w.bytes = want;
     }
     *out = w.ptr;
@@ -193,6 +214,7 @@ Dispatcher& Dispatcher::global() {
     impl->opts = o;
     auto* d = new Dispatcher(std::move(impl));
     d->impl_->table_status = d->load_tables(o.table_paths);
+    d->impl_->tables_failed.store(!d->impl_->table_status.ok());
     if (!d->impl_->table_status.ok())
       std::fprintf(stderr, "[tgemm] %s\n", d->impl_->table_status.to_string().c_str());
     return d;
@@ -228,6 +250,8 @@ Status Dispatcher::load_tables(const std::vector<std::string>& paths) {
     impl_->table_stats = stats;
     impl_->table_files = files;
     impl_->table_status = Status::Ok();
+    impl_->tables_failed.store(false);
+    for (auto& [key, plan] : impl_->plans) impl_->retired_plans.push_back(std::move(plan));
     impl_->plans.clear();
   }
   for (const std::string& n : stats.notes) std::fprintf(stderr, "[tgemm] merge: %s\n", n.c_str());
@@ -371,7 +395,10 @@ const Plan& Dispatcher::plan(const Problem& p, const DeviceInfo& dev) {
 Status Dispatcher::resolve(const MatrixView& x, const MatrixView& w, const VectorView* bias, const MatrixView& y,
                            cudaStream_t stream, Resolved* out) {
   *out = Resolved{};
-  if (!impl_->table_status.ok()) return impl_->table_status;
+  if (impl_->tables_failed.load()) {
+    std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
+    if (!impl_->table_status.ok()) return impl_->table_status;
+  }
   if (Status s = make_problem(x, w, bias, y, &out->args.p); !s.ok()) return s;
   const Problem& p = out->args.p;
   out->args.x = x.data, out->args.w = w.data, out->args.bias = bias ? bias->data : nullptr, out->args.y = y.data;

@@ -25,14 +25,25 @@ int64_t largest_fitting(int64_t hi, F fits) {
   return lo;
 }
 
+// A split into more pieces than this is refused, and the next candidate takes the problem: only sizes far beyond
+// any GPU's memory need that many, and the piece list alone could exhaust the host's.
+constexpr int64_t kMaxPieces = int64_t(1) << 16;
+
+// How many pieces of at most max_piece cover total (both >= 1); no overflow near INT64_MAX.
+int64_t piece_count(int64_t total, int64_t max_piece) { return (total - 1) / max_piece + 1; }
+
 // `count` pieces covering `total`, of equal size rounded up to `quantum` when that keeps them <= max_piece.
 std::vector<std::pair<int64_t, int64_t>> even_pieces(int64_t total, int64_t max_piece, int64_t quantum) {
-  int64_t count = (total + max_piece - 1) / max_piece;
-  int64_t size = (total + count - 1) / count;
-  int64_t rounded = (size + quantum - 1) / quantum * quantum;
-  if (rounded <= max_piece) size = rounded;
+  int64_t count = piece_count(total, max_piece);
+  int64_t size = (total - 1) / count + 1;
+  __int128 rounded = (__int128(size) + quantum - 1) / quantum * quantum;
+  if (rounded <= max_piece) size = int64_t(rounded);
   std::vector<std::pair<int64_t, int64_t>> out;
-  for (int64_t start = 0; start < total; start += size) out.push_back({start, std::min(size, total - start)});
+  for (int64_t start = 0; start < total;) {
+    int64_t len = std::min(size, total - start);
+    out.push_back({start, len});
+    start += len;
+  }
   return out;
 }
 
@@ -71,11 +82,20 @@ bool split_for(const Kernel& k, const Problem& p, std::vector<Piece>* pieces, st
     return false;
   }
   if (n_max < p.n && n_max >= 64) n_max = n_max / 64 * 64;
+  if (piece_count(p.n, n_max) > kMaxPieces) {
+    *why = "N = " + std::to_string(p.n) + " needs more than " + std::to_string(kMaxPieces) + " column pieces of <= " + std::to_string(n_max);
+    return false;
+  }
   auto n_pieces = even_pieces(p.n, n_max, 64);
   int64_t n_block = n_pieces.front().second;
   int64_t m_max = largest_fitting(p.m, [&](int64_t m) { return k.can_implement(piece_problem(p, 0, m, 0, n_block)).ok(); });
   if (m_max == 0) {
     *why = "no row block fits " + std::to_string(n_block) + " columns";
+    return false;
+  }
+  if (__int128(piece_count(p.m, m_max)) * __int128(n_pieces.size()) > kMaxPieces) {
+    *why = "M = " + std::to_string(p.m) + " x N = " + std::to_string(p.n) + " needs more than " + std::to_string(kMaxPieces) +
+           " pieces of <= " + std::to_string(m_max) + " rows x " + std::to_string(n_block) + " cols";
     return false;
   }
   // Row pieces in multiples of 256 so each piece fills whole tiles of any config.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -146,7 +147,7 @@ Status parse_shape(const FieldParser& fp, const std::vector<Field>& fields, cons
 const char* py_bool(bool b) { return b ? "True" : "False"; }
 
 std::string fmt_double(double v, int prec) {
-  char buf[64];
+  char buf[400];  // "%.4f" of the largest double is 316 characters; a smaller buffer truncated the number
   std::snprintf(buf, sizeof buf, "%.*f", prec, v);
   return buf;
 }
@@ -154,6 +155,8 @@ std::string fmt_double(double v, int prec) {
 }  // namespace
 
 bool read_file(const std::string& path, std::string* text) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return false;  // opens, reads as empty: not a file
   std::ifstream f(path, std::ios::binary);
   if (!f) return false;
   std::ostringstream ss;
@@ -164,7 +167,8 @@ bool read_file(const std::string& path, std::string* text) {
 }
 
 int64_t padded_m(int64_t m, int64_t n, int level) {
-  auto round_up = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
+  // Saturating: an M within `to` of INT64_MAX (no real problem, but a table or explain may name it) keeps its value.
+  auto round_up = [](int64_t v, int64_t to) { return v > INT64_MAX - (to - 1) ? v : (v + (to - 1)) / to * to; };
   if (level == 0) {
     if (m <= 256) return round_up(m, 16);
     if (m <= 1024) return round_up(m, 32);
