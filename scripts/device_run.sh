@@ -16,7 +16,9 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$OUT/gpu.txt"
 GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
 t0=$(date +%s)
-cmake -S . -B build-dev $GEN -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_GTEST_SOURCE="$PWD/.deps/googletest" \
+PYOPT="-DTGEMM_BUILD_PYTHON=OFF"
+case " $STEPS " in *" python "*|*" example "*) PYOPT="-DTGEMM_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(command -v python3)" ;; esac
+cmake -S . -B build-dev $GEN -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_GTEST_SOURCE="$PWD/.deps/googletest" $PYOPT \
   ${CMAKE_EXTRA:-} > "$OUT/build.log" 2>&1 &&
 cmake --build build-dev -j 16 >> "$OUT/build.log" 2>&1
 rc=$?
@@ -42,9 +44,13 @@ for step in $STEPS; do
           ./build-dev/tgemm tune -i "$OUT/suites.csv" -o "$OUT/sm90_132_bf16.csv" --profile-file "$OUT/tune_profile.csv" ${TUNE_ARGS:-} \
             > "$OUT/tune.log" 2> "$OUT/tune.err"; rc=$?; tail -3 "$OUT/tune.log"; tail -c 600 "$OUT/tune.err"; echo ;;
     tabled) export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"
-          ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned.csv" ${BENCH_ARGS:-} > "$OUT/bench_seed_tuned.log" 2>&1; rc=$?
-          ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings --csv "$OUT/bench_models_tuned.csv" ${BENCH_ARGS:-} > "$OUT/bench_models_tuned.log" 2>&1; rc=$((rc|$?))
-          unset TGEMM_CONFIG; tail -4 "$OUT/bench_seed_tuned.log"; tail -2 "$OUT/bench_models_tuned.log" ;;
+          TOP=""; [ -f "$OUT/tune_profile.csv" ] && TOP="--top-from $OUT/tune_profile.csv"
+          ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_seed_tuned.log" 2>&1; rc=$?
+          ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings --csv "$OUT/bench_models_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_models_tuned.log" 2>&1; rc=$((rc|$?))
+          unset TGEMM_CONFIG; tail -4 "$OUT/bench_seed_tuned.log"; tail -4 "$OUT/bench_models_tuned.log"; grep -c "more than 3% off" "$OUT/bench_models_tuned.log" ;;
+    python) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 -m pytest tests/python -v -rs > "$OUT/pytest.log" 2>&1; rc=$?
+            grep -E "passed|failed|PASSED|FAILED|SKIPPED|Error" "$OUT/pytest.log" | tail -40 ;;
+    example) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 examples/vit_encoder_profile.py ${EXAMPLE_ARGS:-} 2>&1 | tee "$OUT/vit_example.log"; rc=$? ;;
     host) ./build-dev/tgemm_bench_host 2>&1 | tee "$OUT/host_overhead.log"; rc=$? ;;
     *) log "unknown step $step"; rc=2 ;;
   esac
