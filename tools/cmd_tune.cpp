@@ -10,6 +10,8 @@
 
 #include <chrono>
 #include <csignal>
+#include <deque>
+#include <iostream>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -63,60 +65,62 @@ bool parse_libtypes(const std::string& s, std::vector<Backend>* out) {
   return !out->empty();
 }
 
-// One worker process on one GPU, fed a shapes file, speaking the line protocol below on its stdout.
+// One worker process on one GPU: fed one shape at a time on its stdin, so a free GPU always takes the next shape.
 struct Worker {
   int gpu = 0;
   pid_t pid = -1;
-  int fd = -1;
+  int out_fd = -1, in_fd = -1;
   std::string buf;
-  std::vector<size_t> queue;          // global shape indices still to do, in order
-  std::string current_kernel;         // last "begin"
-  std::map<size_t, std::vector<std::string>> skip;  // per shape: candidates that faulted or hung
-  std::vector<bench::CandidateResult> results;      // of the shape in progress
+  long current = -1;                 // global index of the shape in progress, -1 when idle
+  std::string current_kernel;        // last "begin"
+  std::vector<bench::CandidateResult> results;  // of the shape in progress
   std::chrono::steady_clock::time_point last;
 };
 
 }  // namespace
 
-// Hidden subcommand: tgemm tune --worker --shapes F --libtype L --warmup W --iters I --err-ratio E [--skip idx:kernel,...]
-// Lines: "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <note>", "done <i>", "error <i> <msg>".
+// Hidden subcommand: tgemm tune --worker --libtype L --warmup W --iters I --err-ratio E.
+// Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout:
+// "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <note>", "done <i>", "error <i> <msg>".
 int cmd_tune_worker(const std::vector<std::string>& argv) {
-  Args a(argv, {}, {"--shapes", "--libtype", "--warmup", "--iters", "--err-ratio", "--skip"});
+  Args a(argv, {}, {"--libtype", "--warmup", "--iters", "--err-ratio"});
   bench::TuneOptions opt;
   opt.timing.warmup = int(a.int_opt("--warmup", 10, 0, 100000));
   opt.timing.iters = int(a.int_opt("--iters", 50, 1, 100000));
   opt.max_err_ratio = a.double_opt("--err-ratio", 0.05, 0, 1);
   if (!parse_libtypes(a.str("--libtype", "all"), &opt.backends)) a.fail("--libtype");
-  std::vector<Shape> shapes;
-  if (a.ok())
-    if (Status s = read_shapes(a.str("--shapes"), &shapes); !s.ok()) a.fail(s.message());
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (!a.ok()) {
     std::printf("error -1 %s\n", one_line(a.error()).c_str());
     return 2;
   }
-  std::map<size_t, std::vector<std::string>> skip;
-  for (const std::string& item : split(a.str("--skip"), ',')) {
-    auto colon = item.find(':');
-    if (colon != std::string::npos) skip[std::stoul(item.substr(0, colon))].push_back(item.substr(colon + 1));
-  }
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   cudaStream_t stream;
   if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
     std::printf("error -1 no CUDA device\n");
     return 1;
   }
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    opt.skip = skip[i];
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream ls(line);
+    std::string tag, skip, csv;
+    long i = -1;
+    ls >> tag >> i >> skip >> csv;
+    std::vector<Shape> one;
+    if (tag != "tune" || !parse_shapes(std::string(shapes_header()) + "\n" + csv + "\n", "stdin", &one).ok() || one.size() != 1) {
+      std::printf("error %ld bad request '%s'\n", i, one_line(line).c_str());
+      return 2;
+    }
+    opt.skip = skip == "-" ? std::vector<std::string>{} : split(skip, ',');
     std::vector<bench::CandidateResult> res;
-    Status s = bench::tune_shape(shapes[i], opt, stream, &res, [&](const std::string& k) { std::printf("begin %zu %s\n", i, k.c_str()); });
+    Status s = bench::tune_shape(one[0], opt, stream, &res, [&](const std::string& k) { std::printf("begin %ld %s\n", i, k.c_str()); });
     if (!s.ok()) {
-      // A CUDA error poisons the context: report and exit; the parent restarts us past this candidate.
-      std::printf("error %zu %s\n", i, one_line(s.to_string()).c_str());
+      // A CUDA error poisons the context: report and exit; the parent restarts a worker past this candidate.
+      std::printf("error %ld %s\n", i, one_line(s.to_string()).c_str());
       return 3;
     }
     for (const auto& r : res)
-      std::printf("cand %zu %s %d %.4f %.6f %.3e %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2, one_line(r.note).c_str());
-    std::printf("done %zu\n", i);
+      std::printf("cand %ld %s %d %.4f %.6f %.3e %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2, one_line(r.note).c_str());
+    std::printf("done %ld\n", i);
   }
   return 0;
 }
@@ -198,60 +202,81 @@ int cmd_tune(const std::vector<std::string>& argv) {
     profile.open(a.str("--profile-file"), std::ios::app);
     if (fresh) profile << shapes_header() << ",kernel,libtype,ok,us,err_ratio,rel_l2,note\n";
   }
-  std::string tmpdir = (std::filesystem::temp_directory_path() / ("tgemm_tune_" + std::to_string(getpid()))).string();
-  std::filesystem::create_directories(tmpdir);
+  std::deque<size_t> todo;
+  for (size_t i = 0; i < shapes.size(); ++i) todo.push_back(i);
+  std::map<size_t, std::vector<std::string>> skip;  // per shape: candidates that faulted or hung
   std::vector<Worker> workers(gpus.size());
-  for (size_t i = 0; i < shapes.size(); ++i) workers[i % gpus.size()].queue.push_back(i);
-  std::string lib = a.str("--libtype", "all");
+  const std::string lib = a.str("--libtype", "all");
 
   auto spawn = [&](Worker& w) {
-    std::string file = tmpdir + "/shapes_" + std::to_string(w.gpu) + ".csv", skip;
-    {
-      std::ofstream f(file);
-      f << shapes_header() << "\n";
-      for (size_t q = 0; q < w.queue.size(); ++q) {
-        f << format_shape(shapes[w.queue[q]]) << "\n";
-        for (const std::string& k : w.skip[w.queue[q]]) skip += std::to_string(q) + ":" + k + ",";
-      }
+    int out[2], in[2];
+    if (pipe(out) != 0) return false;
+    if (pipe(in) != 0) {
+      close(out[0]), close(out[1]);
+      return false;
     }
-    int pipefd[2];
-    if (pipe(pipefd) != 0) return false;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-    posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-    std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--shapes", file, "--libtype", lib, "--warmup",
-                                     std::to_string(warmup), "--iters", std::to_string(iters), "--err-ratio", std::to_string(err)};
-    if (!skip.empty()) args.insert(args.end(), {"--skip", skip});
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    posix_spawn_file_actions_addclose(&fa, in[1]);
+    std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--libtype", lib, "--warmup", std::to_string(warmup),
+                                     "--iters", std::to_string(iters), "--err-ratio", std::to_string(err)};
     std::vector<char*> cargs;
-    for (auto& s : args) cargs.push_back(s.data());
+    for (auto& x : args) cargs.push_back(x.data());
     cargs.push_back(nullptr);
     std::vector<std::string> env = {"CUDA_VISIBLE_DEVICES=" + std::to_string(w.gpu)};
     for (char** e = environ; *e; ++e)
       if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env.push_back(*e);
     std::vector<char*> cenv;
-    for (auto& s : env) cenv.push_back(s.data());
+    for (auto& x : env) cenv.push_back(x.data());
     cenv.push_back(nullptr);
     int rc = posix_spawn(&w.pid, "/proc/self/exe", &fa, nullptr, cargs.data(), cenv.data());
     posix_spawn_file_actions_destroy(&fa);
-    close(pipefd[1]);
+    close(out[1]), close(in[0]);
     if (rc != 0) {
-      close(pipefd[0]);
+      close(out[0]), close(in[1]);
+      w.pid = -1;
       return false;
     }
-    w.fd = pipefd[0];
+    w.out_fd = out[0], w.in_fd = in[1];
     w.buf.clear();
-    w.results.clear();
-    w.current_kernel.clear();
+    w.current = -1;
     w.last = std::chrono::steady_clock::now();
     return true;
   };
+  auto stop = [](Worker& w) {
+    if (w.in_fd >= 0) close(w.in_fd), w.in_fd = -1;
+    if (w.pid > 0) kill(w.pid, SIGKILL), waitpid(w.pid, nullptr, 0), w.pid = -1;
+    if (w.out_fd >= 0) close(w.out_fd), w.out_fd = -1;
+  };
+  // Gives an idle worker the next shape; closes its stdin (it exits) when nothing is left.
+  auto feed = [&](Worker& w) {
+    if (w.current >= 0 || w.in_fd < 0) return;
+    if (todo.empty()) {
+      close(w.in_fd), w.in_fd = -1;
+      return;
+    }
+    size_t gi = todo.front();
+    todo.pop_front();
+    std::string sk;
+    for (const std::string& k : skip[gi]) sk += (sk.empty() ? "" : ",") + k;
+    std::string req = "tune " + std::to_string(gi) + " " + (sk.empty() ? "-" : sk) + " " + format_shape(shapes[gi]) + "\n";
+    w.current = long(gi);
+    w.current_kernel.clear();
+    w.results.clear();
+    w.last = std::chrono::steady_clock::now();
+    if (write(w.in_fd, req.data(), req.size()) != ssize_t(req.size())) w.last = {};  // the worker died: the timeout path restarts it
+  };
+  signal(SIGPIPE, SIG_IGN);
   for (size_t g = 0; g < gpus.size(); ++g) {
     workers[g].gpu = gpus[g];
-    if (!workers[g].queue.empty() && !spawn(workers[g])) {
+    if (!todo.empty() && !spawn(workers[g])) {
       std::fprintf(stderr, "tgemm tune: cannot start a worker\n");
       return 1;
     }
+    feed(workers[g]);
   }
   std::signal(SIGINT, on_sigint);
   std::signal(SIGTERM, on_sigint);
@@ -259,20 +284,19 @@ int cmd_tune(const std::vector<std::string>& argv) {
   size_t done = 0, improved = 0, failed_shapes = 0, faults = 0;
 
   auto finish_shape = [&](Worker& w) {
-    size_t gi = w.queue.front();
+    size_t gi = size_t(w.current);
     const Shape& s = shapes[gi];
     for (const auto& r : w.results)
       if (profile)
         profile << format_shape(s) << "," << r.kernel << "," << backend_name(r.backend) << "," << (r.ok ? 1 : 0) << "," << r.us << ","
                 << r.err_ratio << "," << r.rel_l2 << "," << one_line(r.note) << "\n";
-    for (const std::string& k : w.skip[gi])
+    for (const std::string& k : skip[gi])
       if (profile) profile << format_shape(s) << "," << k << ",-,0,0,1,0,faulted or hung\n";
     TableRow row;
     if (bench::best_row(s, w.results, dev, &row)) {
       row.file = out_path;
       const TableRow* old = table.find(dev.arch, dev.sm_count, s);
-      bool take = !old || a.flag("--retune") || !a.flag("--update-improved") || row.us < old->us * (1 - min_pct / 100);
-      if (take) {
+      if (!old || a.flag("--retune") || !a.flag("--update-improved") || row.us < old->us * (1 - min_pct / 100)) {
         table.put(row);
         ++improved;
       }
@@ -282,54 +306,52 @@ int cmd_tune(const std::vector<std::string>& argv) {
     }
     if (Status st = table.save(out_path); !st.ok()) std::fprintf(stderr, "\ntune: %s\n", st.to_string().c_str());
     if (profile) profile.flush();
-    w.queue.erase(w.queue.begin());
-    w.results.clear();
+    w.current = -1;
     ++done;
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double eta = done ? el / double(done) * double(shapes.size() - done) : 0;
-    std::fprintf(stderr, "\r[%zu/%zu] %-40s %s  elapsed %.0fs ETA %.0fs   ", done, shapes.size(), shape_str(s).c_str(),
+    double eta = el / double(done) * double(shapes.size() - done);
+    std::fprintf(stderr, "\r[%zu/%zu] %-40s %-40s elapsed %.0fs ETA %.0fs   ", done, shapes.size(), shape_str(s).c_str(),
                  row.kernel_name.c_str(), el, eta);
   };
   auto restart_after_failure = [&](Worker& w, const std::string& why) {
-    if (w.pid > 0) {
-      kill(w.pid, SIGKILL);
-      waitpid(w.pid, nullptr, 0);
+    stop(w);
+    if (w.current >= 0) {
+      size_t gi = size_t(w.current);
+      ++faults;
+      if (!w.current_kernel.empty()) {
+        std::fprintf(stderr, "\ntune: %s on %s (%s): recorded as failed, continuing\n", w.current_kernel.c_str(), shape_str(shapes[gi]).c_str(),
+                     why.c_str());
+        skip[gi].push_back(w.current_kernel);
+        todo.push_front(gi);
+      } else {
+        std::fprintf(stderr, "\ntune: worker failed on %s (%s): skipping the shape\n", shape_str(shapes[gi]).c_str(), why.c_str());
+        ++failed_shapes;
+      }
+      w.current = -1;
     }
-    if (w.fd >= 0) close(w.fd);
-    w.pid = -1, w.fd = -1;
-    if (w.queue.empty()) return;
-    size_t gi = w.queue.front();
-    ++faults;
-    if (!w.current_kernel.empty()) {
-      std::fprintf(stderr, "\ntune: %s on %s (%s): recorded as failed, continuing\n", w.current_kernel.c_str(), shape_str(shapes[gi]).c_str(), why.c_str());
-      w.skip[gi].push_back(w.current_kernel);
-    } else {
-      std::fprintf(stderr, "\ntune: worker failed on %s (%s): skipping the shape\n", shape_str(shapes[gi]).c_str(), why.c_str());
-      ++failed_shapes;
-      w.queue.erase(w.queue.begin());
-    }
-    if (!w.queue.empty() && !spawn(w)) w.queue.clear();
+    if (!todo.empty() && spawn(w)) feed(w);
   };
 
   while (!g_interrupted) {
     std::vector<pollfd> fds;
     std::vector<Worker*> who;
     for (Worker& w : workers)
-      if (w.fd >= 0) fds.push_back({w.fd, POLLIN, 0}), who.push_back(&w);
+      if (w.out_fd >= 0) fds.push_back({w.out_fd, POLLIN, 0}), who.push_back(&w);
     if (fds.empty()) break;
-    int n = poll(fds.data(), fds.size(), 1000);
-    if (n < 0) continue;
+    if (poll(fds.data(), fds.size(), 1000) < 0) continue;
     for (size_t i = 0; i < fds.size(); ++i) {
       Worker& w = *who[i];
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
         char chunk[4096];
-        ssize_t got = read(w.fd, chunk, sizeof chunk);
+        ssize_t got = read(w.out_fd, chunk, sizeof chunk);
         if (got <= 0) {
           int status = 0;
-          waitpid(w.pid, &status, 0);
-          w.pid = -1;
-          if (!w.queue.empty()) restart_after_failure(w, WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "exited " + std::to_string(WEXITSTATUS(status)));
-          else close(w.fd), w.fd = -1;
+          if (w.pid > 0) waitpid(w.pid, &status, 0), w.pid = -1;
+          if (w.current >= 0)
+            restart_after_failure(w, WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                                         : "exited " + std::to_string(WEXITSTATUS(status)));
+          else
+            stop(w);
           continue;
         }
         w.last = std::chrono::steady_clock::now();
@@ -340,10 +362,11 @@ int cmd_tune(const std::vector<std::string>& argv) {
           w.buf.erase(0, nl + 1);
           std::istringstream ls(line);
           std::string tag;
-          size_t local = 0;
-          ls >> tag >> local;
-          if (tag == "begin") ls >> w.current_kernel;
-          else if (tag == "cand") {
+          long gi = -1;
+          ls >> tag >> gi;
+          if (tag == "begin") {
+            ls >> w.current_kernel;
+          } else if (tag == "cand") {
             bench::CandidateResult r;
             int ok = 0;
             ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2;
@@ -351,9 +374,9 @@ int cmd_tune(const std::vector<std::string>& argv) {
             r.ok = ok != 0;
             if (const Kernel* k = find_kernel(r.kernel)) r.backend = k->backend();
             w.results.push_back(r);
-          } else if (tag == "done") {
-            w.current_kernel.clear();
+          } else if (tag == "done" && gi == w.current) {
             finish_shape(w);
+            feed(w);
           } else if (tag == "error") {
             std::string msg;
             std::getline(ls, msg);
@@ -362,13 +385,11 @@ int cmd_tune(const std::vector<std::string>& argv) {
           }
         }
       }
-      if (w.fd >= 0 && std::chrono::steady_clock::now() - w.last > std::chrono::seconds(timeout_s))
+      if (w.out_fd >= 0 && w.current >= 0 && std::chrono::steady_clock::now() - w.last > std::chrono::seconds(timeout_s))
         restart_after_failure(w, "no progress for " + std::to_string(timeout_s) + " s (hung)");
     }
   }
-  for (Worker& w : workers)
-    if (w.pid > 0) kill(w.pid, SIGKILL), waitpid(w.pid, nullptr, 0);
-  std::filesystem::remove_all(tmpdir);
+  for (Worker& w : workers) stop(w);
   double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "\n");
   std::printf("tune: %zu of %zu shapes done in %.0f s, %zu rows written or improved, %zu shapes without a passing candidate, %zu candidate faults/hangs; %s\n",
