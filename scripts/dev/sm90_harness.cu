@@ -284,6 +284,18 @@ static cudaError_t sync_or_die(const char* what, double seconds = 20) {
 // ---------------------------------------------------------------------------------------------------------------
 // kernels under test
 
+// TGEMM_SM90_SKIP=a,b,...: leave out every kernel whose name contains one of the substrings (so that a kernel
+// that failed or hung in `test` cannot take the timing modes of the same device call down with it).
+static bool skipped(const std::string& name) {
+  const char* e = getenv("TGEMM_SM90_SKIP");
+  if (!e || !*e) return false;
+  std::stringstream ss(e);
+  std::string tok;
+  while (std::getline(ss, tok, ','))
+    if (!tok.empty() && name.find(tok) != std::string::npos) return true;
+  return false;
+}
+
 struct Reg {
   BackendKernels bk;
   std::vector<std::unique_ptr<Kernel>> extra;  // test-only configurations
@@ -295,8 +307,12 @@ struct Reg {
     using sm90::EpiMode;
     sm90::add<sm90::Traits<DType::bf16, 128, 256, 3, 1, 1, 64, EpiMode::staged>>(extra);
     sm90::add<sm90::Traits<DType::bf16, 128, 256, 4, 2, 1, 64, EpiMode::direct>>(extra);
-    for (auto& k : extra) all.push_back(k.get());
-    for (auto& k : bk.kernels) all.push_back(k.get());
+    // Measured in run 4 and not registered: ping-pong with the direct epilogue (64x256 s5: 0.74-0.84x cuBLASLt,
+    // 128x128 s7: 0.88-0.89x at the seed shapes), so the staged path stays even where the epilogue is hidden.
+    for (auto& k : extra)
+      if (!skipped(k->name())) all.push_back(k.get());
+    for (auto& k : bk.kernels)
+      if (!skipped(k->name())) all.push_back(k.get());
   }
 };
 
@@ -365,6 +381,9 @@ static int mode_test(const Reg& reg) {
       {777, 2049, 4096, DType::bf16, 0, 4104, 2056, 4112}, // long K, N tail inside a chunk
       {2048, 6144, 1280, DType::bf16, 1, 0, 0, 0},
       {300, 200, 8, DType::bf16, 2, 0, 0, 0},              // K = 8 (one partial k-step)
+      // many tiles per CTA with num_k = 22, not a multiple of any stage count: the ping-pong ring positions
+      {6000, 5000, 1352, DType::bf16, 1, 0, 0, 0},
+      {4000, 2000, 1352, DType::fp32, 2, 0, 2008, 0},      // the same on the direct (fp32) path, padded ldy
   };
   int bad = 0, runs = 0;
   Buf ref;
@@ -534,8 +553,8 @@ static int mode_seed(const Reg& reg, Lt& lt) {
     printf("seed M=%ld N=6144 K=1280 bf16 bias:\n", long(m));
     std::vector<const Kernel*> ks;
     for (const Kernel* k : bf)
-      if (m <= 65536 || cfg_of(k).bn >= 192 || cfg_of(k).bm == 256) ks.push_back(k);
-    bench_problem(p, ks, lt, m >= 340000 ? 6 : 10, true);
+      if (m <= 65536 || cfg_of(k).bn >= 192 || cfg_of(k).bm == 256 || cfg_of(k).pingpong) ks.push_back(k);
+    bench_problem(p, ks, lt, m >= 340000 ? 8 : 14, true);
   }
   for (int64_t m : {8192L, 65536L}) {
     Problem p = make_problem(m, 6144, 1280, DType::fp16, DType::fp16, 1);
@@ -556,7 +575,8 @@ static int mode_models(const Reg& reg, Lt& lt, const char* csv, const char* rows
   std::getline(f, line);
   std::vector<const Kernel*> ks;
   for (const auto& k : reg.bk.kernels)
-    if (cfg_of(k.get()).in == DType::bf16 && cfg_of(k.get()).index_bits == 64) ks.push_back(k.get());
+    if (cfg_of(k.get()).in == DType::bf16 && cfg_of(k.get()).index_bits == 64 && !skipped(k->name()))
+      ks.push_back(k.get());
   std::vector<double> best_ratios, def_ratios;
   std::map<std::string, std::vector<double>> per_cfg;
   printf("%-8s %-6s %-6s %-4s | %-38s %7s %7s %6s | %-38s %6s | fails\n", "M", "N", "K", "bias", "best", "TF/s", "lt", "x",
@@ -618,7 +638,7 @@ static int mode_idx(const Reg& reg) {
     op.make(p, 11, 0);
     for (const auto& k64 : reg.bk.kernels) {
       const sm90::Config& c = cfg_of(k64.get());
-      if (c.in != DType::bf16 || c.index_bits != 64) continue;
+      if (c.in != DType::bf16 || c.index_bits != 64 || skipped(k64->name())) continue;
       sm90::Config c32 = c;
       c32.index_bits = 32;
       const Kernel* k32 = nullptr;
@@ -627,9 +647,15 @@ static int mode_idx(const Reg& reg) {
       if (!k32 || !k32->can_implement(p).ok()) continue;
       const double est_ms = p.flops() / 650e12 * 1e3;
       const int reps = std::max(1, int(2.0 / est_ms));
-      std::vector<double> ta, tb;
+      // Half the pairs i64 first, half i32 first: removes the order confound of run 3.
+      std::vector<double> ta, tb, ua, ub;
+      const int pairs = m >= 340000 ? 4 : 6;
       time_pairs([&] { (void)k64->run(op.args, nullptr, 0, 0); }, [&] { (void)k32->run(op.args, nullptr, 0, 0); },
-                 m >= 340000 ? 8 : 12, reps, ta, tb);
+                 pairs, reps, ta, tb);
+      time_pairs([&] { (void)k32->run(op.args, nullptr, 0, 0); }, [&] { (void)k64->run(op.args, nullptr, 0, 0); },
+                 pairs, reps, ub, ua);
+      ta.insert(ta.end(), ua.begin(), ua.end());
+      tb.insert(tb.end(), ub.begin(), ub.end());
       std::vector<double> r;
       for (size_t i = 0; i < ta.size(); ++i) r.push_back(ta[i] / tb[i]);
       printf("idx M=%-7ld %-38s i64/i32 time ratio: median %.4f (i64 %.1f TF/s, i32 %.1f TF/s)\n", long(m),
@@ -645,18 +671,39 @@ static int mode_idx(const Reg& reg) {
 // dispatcher never would) inside an allocation with 4.5 GB of guard before Y; the i64 kernel beside it.
 static int mode_demo(const Reg& reg) {
   Problem p = make_problem(360000, 6144, 1280, DType::bf16, DType::bf16, 1);
-  const Kernel* k32 = nullptr;
-  const Kernel* k64 = nullptr;
+  // The cooperative workhorse and the heuristic's first choice at M = 8192, each as i64 then i32.
+  std::vector<const Kernel*> ks;
   for (const Kernel* k : reg.all) {
     const sm90::Config& c = cfg_of(k);
-    if (c.in == DType::bf16 && c.bm == 128 && c.bn == 256 && c.epi == sm90::EpiMode::staged && c.cluster_m == 2)
-      (c.index_bits == 32 ? k32 : k64) = k;
+    if (c.in == DType::bf16 && c.bm == 128 && c.bn == 256 && !c.pingpong && c.cluster_m == 2 &&
+        c.epi == sm90::EpiMode::staged && c.index_bits == 64)
+      ks.push_back(k);
   }
-  Verdict v = k32->can_implement(p);
-  printf("demo: %s can_implement(M=360000): %s\n", k32->name().c_str(), v.ok() ? "ok" : v.reason.c_str());
+  {
+    Problem p8 = make_problem(8192, 6144, 1280, DType::bf16, DType::bf16, 1);
+    std::vector<const Kernel*> d = reg.bk.defaults(p8);
+    if (!d.empty()) {
+      sm90::Config c = cfg_of(d[0]);
+      c.index_bits = 64;
+      for (const Kernel* k : reg.all)
+        if (k->name() == sm90::config_name(c) && (ks.empty() || ks[0] != k)) ks.push_back(k);
+    }
+  }
+  std::vector<const Kernel*> order;
+  for (const Kernel* k64 : ks) {
+    sm90::Config c = cfg_of(k64);
+    c.index_bits = 32;
+    order.push_back(k64);
+    for (const Kernel* k : reg.all)
+      if (k->name() == sm90::config_name(c)) {
+        Verdict v = k->can_implement(p);
+        printf("demo: %s can_implement(M=360000): %s\n", k->name().c_str(), v.ok() ? "ok" : v.reason.c_str());
+        order.push_back(k);
+      }
+  }
   Operands op;
   op.make(p, 5, size_t(4608) << 20);
-  for (const Kernel* k : {k64, k32}) {
+  for (const Kernel* k : order) {
     op.y.poison();
     Status st = k->run(op.args, nullptr, 0, 0);  // for k32: forced past its Limits, on purpose
     cudaError_t e = sync_or_die(k->name().c_str());

@@ -25,9 +25,11 @@ struct Config {
   int cluster_m = 1, cluster_n = 1;
   int index_bits = 64;  // width of the Y offsets the epilogue computes
   EpiMode epi = EpiMode::staged;
+  bool pingpong = false;  // each consumer warpgroup owns a whole BM x BN tile (see sm90_kernel.cuh)
 };
 
-// e.g. "sm90_bf16_128x256x64_s3_c2x1_i32"; a direct epilogue adds "_ed" before the index width.
+// e.g. "sm90_bf16_128x256x64_s3_c2x1_i32"; a direct epilogue adds "_ed" and the ping-pong schedule "_pp" before
+// the index width ("sm90_bf16_64x256x64_s4_c1x1_pp_i32": each consumer warpgroup computes a 64x256 tile).
 inline std::string config_name(const Config& c) {
   std::string s = "sm90_";
   s += c.in == DType::bf16 ? "bf16" : "fp16";
@@ -35,6 +37,7 @@ inline std::string config_name(const Config& c) {
   s += "_s" + std::to_string(c.stages);
   s += "_c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n);
   if (c.epi == EpiMode::direct) s += "_ed";
+  if (c.pingpong) s += "_pp";
   s += "_i" + std::to_string(c.index_bits);
   return s;
 }
@@ -46,9 +49,15 @@ inline constexpr int kMaxDynamicSmem = 232448;
 enum class OutKind : uint8_t { bf16 = 0, fp16 = 1, fp32 = 2 };
 enum class BiasKind : uint8_t { none = 0, same_as_input = 1, fp32 = 2 };
 
-template <DType In, int BM, int BN, int Stages, int CM, int CN, int IndexBits, EpiMode Epi>
+// PP selects the consumer schedule:
+//  cooperative (PP = false): both consumer warpgroups work on one BM x BN tile, BM / 2 rows each, and both run its
+//           epilogue at the same time, so the tensor cores idle during it.
+//  ping-pong (PP = true): each consumer warpgroup owns a whole BM x BN tile (BM = 64 or 128) and the two alternate:
+//           while one runs its main loop on tile t, the other runs the epilogue of tile t - 1. One staging buffer
+//           serves both, since their epilogues take turns.
+template <DType In, int BM, int BN, int Stages, int CM, int CN, int IndexBits, EpiMode Epi, bool PP = false>
 struct Traits {
-  static constexpr Config kConfig{In, BM, BN, 64, Stages, CM, CN, IndexBits, Epi};
+  static constexpr Config kConfig{In, BM, BN, 64, Stages, CM, CN, IndexBits, Epi, PP};
 
   static constexpr DType kIn = In;
   static constexpr int kBM = BM, kBN = BN;
@@ -57,17 +66,21 @@ struct Traits {
   static constexpr int kStages = Stages;
   static constexpr int kClusterM = CM, kClusterN = CN, kClusterSize = CM * CN;
   static constexpr EpiMode kEpi = Epi;
+  static constexpr bool kPingpong = PP;
   using IndexT = std::conditional_t<IndexBits == 32, int32_t, int64_t>;
   static constexpr int kIndexBits = IndexBits;
 
-  // Warp roles: warpgroup 0 = producer warp (TMA) + 3 storer warps; warpgroups 1 and 2 = consumers, each owning
-  // half of the tile's rows (BM / 2), so the two share every W (B) tile in shared memory.
+  // Warp roles: warpgroup 0 = producer warp (TMA) + 3 storer warps; warpgroups 1 and 2 = consumers. Cooperative:
+  // each consumer owns half of the tile's rows (BM / 2), so the two share every W (B) tile in shared memory.
+  // Ping-pong: each owns all BM rows of its own tile.
   static constexpr int kConsumerWGs = 2;
   static constexpr int kThreads = 128 * (1 + kConsumerWGs);
   static constexpr int kStorerThreads = 96;
-  static constexpr int kWgRows = BM / kConsumerWGs;  // rows per consumer warpgroup
-  static constexpr int kMSub = kWgRows / 64;         // m64 wgmma blocks per consumer warpgroup
-  static constexpr int kAccRegs = kMSub * BN / 2;    // fp32 accumulators per consumer thread
+  static constexpr int kWgRows = PP ? BM : BM / kConsumerWGs;  // rows per consumer warpgroup
+  static constexpr int kMSub = kWgRows / 64;                   // m64 wgmma blocks per consumer warpgroup
+  static constexpr int kAccRegs = kMSub * BN / 2;              // fp32 accumulators per consumer thread
+  // Consumer warps that read each stage (one arrival each on its empty barrier, per CTA of the cluster).
+  static constexpr int kReadersPerStage = PP ? 4 : 4 * kConsumerWGs;
 
   // setmaxnreg budgets: 128 * 56 + 256 * 224 = 64512 <= 65536 registers per SM. The consumers need ~160
   // (128 accumulators); the storers need more than the usual 40 to keep four 16-byte chunks in flight.
@@ -80,23 +93,33 @@ struct Traits {
   static constexpr int kStageBytes = kABytes + kBBytes;
   // 16 bytes of padding per staging row: the consumer's 4-byte writes (8 rows x 4 column pairs per warp) then
   // fall on 32 distinct banks, and rows stay 16-byte aligned for the storers' vector reads.
-  static constexpr int kStagingRowBytes = BN * 2 + 16;
+  // Ping-pong stages the tile in kEpiChunks column chunks through one buffer: the whole tile where that fits
+  // beside the stages, else two halves in turn (the consumer waits for the storers between them, which the other
+  // warpgroup's main loop hides), so that one more stage fits.
+  static constexpr int kNumBars = 2 * kStages + 2 * kConsumerWGs;  // full[S], empty[S], st_full[2], st_empty[2]
+  static constexpr int kFixedBytes = kConsumerWGs * BN * 4 + kNumBars * 8 + 1024;  // bias, barriers, alignment
+  static constexpr bool kWholeTileFits =
+      kStages * (BM + BN) * 128 + (PP ? BM : BM / 2) * (BN * 2 + 16) + kFixedBytes <= kMaxDynamicSmem;
+  static constexpr int kEpiChunks = PP && Epi == EpiMode::staged && !kWholeTileFits ? 2 : 1;
+  static constexpr int kChunkCols = BN / kEpiChunks;
+  static constexpr int kStagingRowBytes = kChunkCols * 2 + 16;
+  static constexpr int kStagingBuffers = PP ? 1 : kConsumerWGs;
   static constexpr int kStagingBytesPerWG = Epi == EpiMode::staged ? kWgRows * kStagingRowBytes : 0;
   static constexpr int kOffA = 0;
   static constexpr int kOffB = kStages * kABytes;
   static constexpr int kOffStaging = kStages * kStageBytes;
   // The tile's bias as fp32, one copy per consumer warpgroup (zeros without bias): read from here the epilogue
   // is branch-free; read from global memory inside it, each load's latency was exposed in turn.
-  static constexpr int kOffBias = kOffStaging + kConsumerWGs * kStagingBytesPerWG;
+  static constexpr int kOffBias = kOffStaging + kStagingBuffers * kStagingBytesPerWG;
   static constexpr int kOffBars = kOffBias + kConsumerWGs * BN * 4;
-  // full[stages], empty[stages], staging_full[2], staging_empty[2]
-  static constexpr int kNumBars = 2 * kStages + 2 * kConsumerWGs;
+  // barriers: see kNumBars (ping-pong uses index 0 of st_full / st_empty)
   // + 1024: dynamic shared memory is only guaranteed 16-byte aligned; the kernel rounds its base up.
   static constexpr int kSmemBytes = kOffBars + kNumBars * 8 + 1024;
 
   static_assert(In == DType::bf16 || In == DType::fp16, "inputs are 16-bit");
   static_assert(IndexBits == 32 || IndexBits == 64, "index width");
-  static_assert(BM % 128 == 0 && kMSub >= 1 && kMSub <= 2, "each consumer warpgroup owns 64 or 128 rows");
+  static_assert(BM % (PP ? 64 : 128) == 0 && kMSub >= 1 && kMSub <= 2,
+                "each consumer warpgroup owns 64 or 128 rows");
   static_assert(BN % 16 == 0 && BN >= 64 && BN <= 256, "wgmma N must be a multiple of 16 up to 256 here");
   static_assert(kAccRegs <= 128, "accumulators must leave room in the consumer register budget");
   static_assert(CM >= 1 && CN >= 1 && kClusterSize <= 2, "clusters of 1 or 2 CTAs");
@@ -110,6 +133,7 @@ struct Traits {
   static_assert(kOffBars % 8 == 0, "mbarriers are 8-byte objects");
   static_assert(kSmemBytes <= kMaxDynamicSmem, "shared memory over the sm_90 227 KiB limit");
   static_assert(kStages >= 2, "need at least double buffering");
+  static_assert(kChunkCols % 16 == 0 && (kEpiChunks == 1 || PP), "staging chunks of whole stmatrix column pairs");
 };
 
 }  // namespace tgemm::sm90

@@ -1,22 +1,26 @@
 // The registered sm90 configurations, in one list that the instantiation files expand (one file per input dtype
 // and index width, so a parallel build compiles them side by side).
 //
-// X(in dtype, BM, BN, stages, cluster_m, cluster_n, epilogue)
-//   128x256: the workhorse (most FLOPs per staged byte); 3 stages so the 64 KiB staging buffer fits.
-//   128x192: 4 stages beside staging; fills the last wave better when N is a multiple of 192 (e.g. 4608), or
-//            when 128x256 leaves SMs idle (N = 1280 at M <= 4096).
-//   128x128: small tile for problems of few tiles (more tiles per wave).
-//   256x128: tall tile, X multicast across an N pair (c1x2): ties 128x256 at huge M with N <= 6144.
-// Measured and dropped (scripts/dev/SM90_NOTES.md): a direct epilogue with 4 stages (0.75x of staged at K=1280),
-// c1x1 variants (within noise of the clustered ones), 256x128 c2x1 (slower).
+// X(in dtype, BM, BN, stages, cluster_m, cluster_n, epilogue, ping-pong)
+//   64x256 pp s5 c1x1: ping-pong, each consumer warpgroup a 64x256 tile, 5 stages (the tile is staged in two
+//            column halves so the 5th stage fits). Best configuration on 76 of the 88 models shapes (M >= 2048)
+//            and at the seed shapes up to M = 65536 (1.02-1.05x cuBLASLt).
+//   64x256 pp s5 c2x1: the same with W multicast across an M pair: steady 1.02-1.03x at M >= 340000, where the
+//            unclustered one measured 0.85-0.95x.
+//   128x256 s3 c2x1 (cooperative): long K (>= 14336) within noise of the ping-pong; the named kernel of the
+//            forced-i32 CLI test and of the docs.
+//   128x192 s4 c2x1 (cooperative): few-tile shapes whose N is a multiple of 192 (M = 2048, N = 4608).
+// Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-5): 128x128 and 256x128 cooperative, ping-pong 64x256
+// s4, 128x128 s5/s6 and 64x128 s8 (never best beyond noise), ping-pong with the direct epilogue, and earlier a
+// direct epilogue with 4 stages and the c1x1 cooperative variants.
 #pragma once
 
 #define TGEMM_SM90_BF16_CONFIGS(X)                    \
-  X(bf16, 128, 256, 3, 2, 1, staged)                  \
-  X(bf16, 128, 192, 4, 2, 1, staged)                  \
-  X(bf16, 128, 128, 5, 2, 1, staged)                  \
-  X(bf16, 256, 128, 3, 1, 2, staged)
+  X(bf16, 64, 256, 5, 1, 1, staged, true)             \
+  X(bf16, 64, 256, 5, 2, 1, staged, true)             \
+  X(bf16, 128, 256, 3, 2, 1, staged, false)           \
+  X(bf16, 128, 192, 4, 2, 1, staged, false)
 
 #define TGEMM_SM90_FP16_CONFIGS(X)                    \
-  X(fp16, 128, 256, 3, 2, 1, staged)                  \
-  X(fp16, 128, 128, 5, 2, 1, staged)
+  X(fp16, 64, 256, 5, 1, 1, staged, true)             \
+  X(fp16, 128, 256, 3, 2, 1, staged, false)

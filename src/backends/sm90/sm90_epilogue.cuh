@@ -97,14 +97,17 @@ struct Epilogue {
 
   // Consumer side, staged mode (16-bit outputs): bias + convert, then stmatrix into this warpgroup's staging
   // buffer. One stmatrix.x4 stores two n8 column blocks of the warp's 16 rows (top and bottom 8 rows of each).
-  template <OutKind Out>
+  // Column pairs [J0, J0 + JN) of 16 columns each, i.e. tile columns [16 * J0, 16 * (J0 + JN)), land at staging
+  // column 0 (a ping-pong tile staged in halves passes each half in turn).
+  template <OutKind Out, int J0 = 0, int JN = kBN / 16>
   __device__ static void to_staging(float (&acc)[kMSub][kBN / 2], uint32_t staging, uint32_t bias_smem,
                                     uint32_t warp, uint32_t lane) {
+    static_assert(J0 >= 0 && JN >= 1 && J0 + JN <= kBN / 16 && 16 * JN <= T::kChunkCols, "chunk inside the tile");
     const uint32_t colq = 2 * (lane % 4);
     const uint32_t mi = lane / 8;  // which of the four matrices this lane addresses
     const uint32_t row_in = warp * 16 + (mi % 2) * 8 + lane % 8;
 #pragma unroll
-    for (int jj = 0; jj < kBN / 16; ++jj) {
+    for (int jj = J0; jj < J0 + JN; ++jj) {
       const int j0 = 2 * jj, j1 = 2 * jj + 1;
       const float2 b0 = ptx::ld_shared_f2(bias_smem + (j0 * 8 + colq) * 4);
       const float2 b1 = ptx::ld_shared_f2(bias_smem + (j1 * 8 + colq) * 4);
@@ -114,17 +117,17 @@ struct Epilogue {
         const uint32_t r1 = pack_out_pair<Out>(acc[ms][4 * j0 + 2] + b0.x, acc[ms][4 * j0 + 3] + b0.y);
         const uint32_t r2 = pack_out_pair<Out>(acc[ms][4 * j1 + 0] + b1.x, acc[ms][4 * j1 + 1] + b1.y);
         const uint32_t r3 = pack_out_pair<Out>(acc[ms][4 * j1 + 2] + b1.x, acc[ms][4 * j1 + 3] + b1.y);
-        const uint32_t addr = staging + (ms * 64 + row_in) * T::kStagingRowBytes + (2 * jj + mi / 2) * 16;
+        const uint32_t addr = staging + (ms * 64 + row_in) * T::kStagingRowBytes + (2 * (jj - J0) + mi / 2) * 16;
         ptx::stmatrix_x4(addr, r0, r1, r2, r3);
       }
     }
   }
 
-  // Storer side, staged mode: 16-byte chunks of the staged rows to Y. Consecutive threads take consecutive
-  // chunks of a row, so each warp writes whole contiguous row segments.
+  // Storer side, staged mode: 16-byte chunks of the staged rows (kChunkCols columns from n0) to Y. Consecutive
+  // threads take consecutive chunks of a row, so each warp writes whole contiguous row segments.
   __device__ static void store_staged(uint32_t staging, const EpilogueParams& ep, uint32_t row0, uint32_t n0,
                                       uint32_t tid) {
-    constexpr uint32_t kChunksPerRow = kBN / 8;
+    constexpr uint32_t kChunksPerRow = T::kChunkCols / 8;
     constexpr uint32_t kChunks = kWgRows * kChunksPerRow;
     char* const y = static_cast<char*>(ep.y);
 #pragma unroll 4

@@ -9,6 +9,16 @@
 //
 // Clusters of 2 along M (c2x1) share the W tile: each CTA loads half of it and multicasts it to both. Along N
 // (c1x2) they share X the same way. Either halves that operand's L2->SM traffic.
+//
+// Consumer schedules (Traits::kPingpong):
+//   cooperative  both consumer warpgroups compute one tile (half its rows each), then both run its epilogue; the
+//                tensor cores wait out the epilogue (a few % of a K = 1280 tile).
+//   ping-pong    each consumer warpgroup computes whole tiles, the CTA's tiles alternating between the two. The
+//                main loops take turns in tile order (so the stage ring is consumed in the order the producer
+//                fills it), and so do the epilogues (so one staging buffer serves both): while one warpgroup
+//                runs the epilogue of tile t, the other's main loop of tile t + 1 keeps the tensor cores busy.
+//                The turns are named barriers: warpgroup g waits on kMmaTurn + g / kEpiTurn + g, and the other
+//                arrives there when it has issued its last k-step / written its staging.
 #pragma once
 
 #include <cuda.h>
@@ -36,6 +46,12 @@ __device__ __forceinline__ Role role_of(uint32_t warp) {
 // is replaced by 0: the data is never stored, and this keeps every TMA coordinate a valid int32 even for
 // dimensions near 2^31.
 __device__ __forceinline__ int32_t clamp_coord(uint32_t c, uint32_t dim) { return int32_t(c < dim ? c : 0u); }
+
+// Named barrier ids: 0 is __syncthreads'; 1 + g guards consumer warpgroup g's bias buffer (128 threads); the
+// ping-pong turns use 256 threads (the waiting warpgroup's bar.sync + the other's bar.arrive).
+inline constexpr uint32_t kBiasBar = 1;
+inline constexpr uint32_t kMmaTurn = 3;
+inline constexpr uint32_t kEpiTurn = 5;
 
 // Shared-memory addresses every role needs (32-bit shared-window addresses).
 template <class T>
@@ -118,14 +134,24 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, uint32_t sm
   for (; sched.valid(); sched.advance()) {
     uint32_t mb, nb;
     sched.block(T::kClusterM > 1 ? rank : 0, T::kClusterN > 1 ? rank : 0, mb, nb);
+    if constexpr (T::kPingpong) {  // one staging buffer, one tile (or column half of one) per turn
 #pragma unroll 1
-    for (uint32_t g = 0; g < 2; ++g) {
-      ptx::mbar_wait(sm.st_full + 8 * g, phase);
-      Epilogue<T>::store_staged(sm.base + T::kOffStaging + g * T::kStagingBytesPerWG, ep,
-                                mb * T::kBM + g * T::kWgRows, nb * T::kBN, tid);
-      ptx::mbar_arrive(sm.st_empty + 8 * g);
+      for (uint32_t c = 0; c < uint32_t(T::kEpiChunks); ++c) {
+        ptx::mbar_wait(sm.st_full, phase);
+        Epilogue<T>::store_staged(sm.base + T::kOffStaging, ep, mb * T::kBM, nb * T::kBN + c * T::kChunkCols, tid);
+        ptx::mbar_arrive(sm.st_empty);
+        phase ^= 1;
+      }
+    } else {
+#pragma unroll 1
+      for (uint32_t g = 0; g < 2; ++g) {
+        ptx::mbar_wait(sm.st_full + 8 * g, phase);
+        Epilogue<T>::store_staged(sm.base + T::kOffStaging + g * T::kStagingBytesPerWG, ep,
+                                  mb * T::kBM + g * T::kWgRows, nb * T::kBN, tid);
+        ptx::mbar_arrive(sm.st_empty + 8 * g);
+      }
+      phase ^= 1;
     }
-    phase ^= 1;
   }
 }
 
@@ -208,9 +234,9 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
     // Epilogue set-up that does not need the accumulators runs while the last k-step's wgmma still executes.
     // The bias buffer is per warpgroup; the first barrier keeps a fast warp from overwriting it while a slow one
     // still reads the previous tile's values, the second publishes the new ones.
-    ptx::named_bar_sync(1 + g, 128);
+    ptx::named_bar_sync(kBiasBar + g, 128);
     Epi::stage_bias(bias, bias_smem, tid);
-    ptx::named_bar_sync(1 + g, 128);
+    ptx::named_bar_sync(kBiasBar + g, 128);
     if (staged) ptx::mbar_wait(sm.st_empty + 8 * g, st_phase ^ 1);
 
     ptx::wgmma_wait<0>();
@@ -241,6 +267,147 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
   }
 }
 
+// Ping-pong epilogue, staged: the tile goes through the one staging buffer in T::kEpiChunks column chunks. Chunk
+// q = j * kEpiChunks + c of the CTA's sequence may be written once the storers have drained chunk q - 1 (phase
+// q - 1 of st_empty); the epilogue turns make that wait exact.
+template <class T, OutKind Out>
+__device__ __forceinline__ void pp_to_staging(float (&acc)[T::kMSub][T::kBN / 2], uint32_t st_full,
+                                              uint32_t st_empty, uint32_t staging, uint32_t bias_smem, uint32_t j,
+                                              uint32_t wwarp, uint32_t lane) {
+  using Epi = Epilogue<T>;
+  constexpr int NC = T::kEpiChunks, JPC = T::kBN / 16 / NC;
+  const uint32_t q0 = j * NC;
+  ptx::mbar_wait(st_empty, (q0 & 1) ^ 1);
+  Epi::template to_staging<Out, 0, JPC>(acc, staging, bias_smem, wwarp, lane);
+  ptx::mbar_arrive(st_full);
+  if constexpr (NC == 2) {
+    ptx::mbar_wait(st_empty, ((q0 + 1) & 1) ^ 1);
+    Epi::template to_staging<Out, JPC, JPC>(acc, staging, bias_smem, wwarp, lane);
+    ptx::mbar_arrive(st_full);
+  }
+  static_assert(NC == 1 || NC == 2, "one or two staging chunks");
+}
+
+// Ping-pong consumers: warpgroup g computes the CTA's tiles g, g + 2, g + 4, ... (see the header comment).
+template <class T>
+__device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32_t k, uint32_t smem_base,
+                                                uint32_t warp, uint32_t lane, bool staged) {
+  constexpr int S = T::kStages, BM = T::kBM, BN = T::kBN, CS = T::kClusterSize;
+  using Mma = Wgmma<BN, T::kIn == DType::bf16>;
+  const Smem<T> sm(smem_base);
+  const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
+  const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
+  TileScheduler<BM, BN, T::kClusterM, T::kClusterN> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS);
+
+  const uint32_t g = warp / 4 - 1;  // consumer warpgroup
+  const uint32_t wwarp = warp % 4;  // warp within it
+  if (g == 1) sched.advance();
+  float acc[T::kMSub][BN / 2];
+#pragma unroll
+  for (int ms = 0; ms < T::kMSub; ++ms)
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[ms][i] = 0.f;
+
+  // Every stage holds one whole tile's k-slice: the warpgroup reads all BM rows of A.
+  uint64_t a_desc0[T::kMSub];
+#pragma unroll
+  for (int ms = 0; ms < T::kMSub; ++ms) a_desc0[ms] = ptx::smem_desc_sw128(sm.base + T::kOffA + ms * 64 * 128);
+  const uint64_t b_desc0 = ptx::smem_desc_sw128(sm.base + T::kOffB);
+
+  auto release = [&](uint32_t slot) {
+    if (lane < CS) {
+      if constexpr (CS > 1) {
+        ptx::mbar_arrive_cluster(sm.empty + 8 * slot, lane);
+      } else {
+        ptx::mbar_arrive(sm.empty + 8 * slot);
+      }
+    }
+  };
+
+  const uint32_t staging = sm.base + T::kOffStaging;
+  const uint32_t bias_smem = sm.base + T::kOffBias + g * BN * 4;
+  const uint32_t tid = threadIdx.x % 128;
+  using Epi = Epilogue<T>;
+  // j: the tile's index in this CTA's sequence, which is also the order of the stage ring and of the staging turns.
+  for (uint32_t j = g; sched.valid(); j += 2) {
+    const bool has_next = sched.valid_ahead(1);  // the other warpgroup's next tile, which waits for our turns
+    uint32_t mb, nb;
+    sched.block(T::kClusterM > 1 ? rank : 0, T::kClusterN > 1 ? rank : 0, mb, nb);
+    float bias[Epi::kBiasRegs];
+    Epi::load_bias(bias, ep, nb * BN, tid);
+    // This tile's first k-step sits at ring position j * num_k.
+    const uint64_t pos0 = uint64_t(j) * num_k;
+    uint32_t s = uint32_t(pos0 % S), phase = uint32_t((pos0 / S) & 1);
+
+    // Our main-loop turn: the other warpgroup has waited on every full barrier of tile j - 1, so each barrier we
+    // wait on is at most one phase behind the parity we ask for (no aliasing).
+    if (j > 0) ptx::named_bar_sync(kMmaTurn + g, 256);
+    uint32_t prev = 0;
+    for (uint32_t kt = 0; kt < num_k; ++kt) {
+      ptx::mbar_wait(sm.full + 8 * s, phase);
+#pragma unroll
+      for (int ms = 0; ms < T::kMSub; ++ms)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) ptx::reg_fence(acc[ms][i]);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < T::kBK / 16; ++kk) {
+#pragma unroll
+        for (int ms = 0; ms < T::kMSub; ++ms) {
+          Mma::mma(acc[ms], a_desc0[ms] + ((s * T::kABytes + kk * 32) >> 4),
+                   b_desc0 + ((s * T::kBBytes + kk * 32) >> 4), (kt | kk) != 0);
+        }
+      }
+      ptx::wgmma_commit();
+      if (kt > 0) {
+        ptx::wgmma_wait<1>();
+        release(prev);
+      }
+      prev = s;
+      if (++s == S) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+    // Hand the tensor cores over: the other warpgroup's wgmma queue behind our last ones.
+    if (has_next) ptx::named_bar_arrive(kMmaTurn + (g ^ 1), 256);
+
+    ptx::named_bar_sync(kBiasBar + g, 128);
+    Epi::stage_bias(bias, bias_smem, tid);
+    ptx::named_bar_sync(kBiasBar + g, 128);
+
+    ptx::wgmma_wait<0>();
+#pragma unroll
+    for (int ms = 0; ms < T::kMSub; ++ms)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) ptx::reg_fence(acc[ms][i]);
+    release(prev);
+
+    // Our epilogue turn: the other warpgroup has written tile j - 1 into the staging buffer; the storers' drain of
+    // it completes phase j - 1 of st_empty.
+    if (j > 0) ptx::named_bar_sync(kEpiTurn + g, 256);
+    if (staged) {
+      if (ep.out == OutKind::bf16) {
+        pp_to_staging<T, OutKind::bf16>(acc, sm.st_full, sm.st_empty, staging, bias_smem, j, wwarp, lane);
+      } else {
+        pp_to_staging<T, OutKind::fp16>(acc, sm.st_full, sm.st_empty, staging, bias_smem, j, wwarp, lane);
+      }
+    } else {
+      const uint32_t row0 = mb * BM;
+      if (ep.out == OutKind::bf16) {
+        Epi::template to_global<OutKind::bf16>(acc, ep, bias_smem, row0, nb * BN, wwarp, lane);
+      } else if (ep.out == OutKind::fp16) {
+        Epi::template to_global<OutKind::fp16>(acc, ep, bias_smem, row0, nb * BN, wwarp, lane);
+      } else {
+        Epi::template to_global<OutKind::fp32>(acc, ep, bias_smem, row0, nb * BN, wwarp, lane);
+      }
+    }
+    if (has_next) ptx::named_bar_arrive(kEpiTurn + (g ^ 1), 256);
+    sched.advance();
+    sched.advance();
+  }
+}
+
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, 1)
     gemm_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_w,
@@ -255,8 +422,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     const Smem<T> sm(base);
     for (int s = 0; s < S; ++s) {
       ptx::mbar_init(sm.full + 8 * s, 1);
-      // One arrival per consumer warp of every CTA that reads this slot (multicast fills the peer's slot too).
-      ptx::mbar_init(sm.empty + 8 * s, 8 * CS);
+      // One arrival per reading consumer warp of every CTA that reads this slot (multicast fills the peer's too).
+      ptx::mbar_init(sm.empty + 8 * s, T::kReadersPerStage * CS);
     }
     for (int g = 0; g < 2; ++g) {
       ptx::mbar_init(sm.st_full + 8 * g, 128);
@@ -288,7 +455,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
   } else {
     ptx::setmaxnreg_inc<T::kConsumerRegs>();
-    run_consumer<T>(ep, k, base, warp, lane, staged);
+    if constexpr (T::kPingpong) {
+      run_consumer_pp<T>(ep, k, base, warp, lane, staged);
+    } else {
+      run_consumer<T>(ep, k, base, warp, lane, staged);
+    }
   }
 
   // A CTA must not exit while its peer may still arrive on its barriers or multicast into its shared memory.

@@ -29,16 +29,25 @@ int current_sm_count() {
   return sms[dev];
 }
 
-// Relative main-loop efficiency of each tile shape at full occupancy (1.0 = best); see the measurement notes
-// in scripts/dev/SM90_NOTES.md. The rest of the score is how well the tiles fill the last wave and the edges.
-// Fitted to the 88 models.csv shapes with M >= 2048 (bf16, H200): the choice lands within 0.5% of the best
-// registered configuration at the median.
-double tile_weight(const Config& c) {
-  const double w = c.bm == 128 && c.bn == 256   ? 1.00
-                   : c.bm == 128 && c.bn == 128 ? 0.98
-                   : c.bm == 256 && c.bn == 128 ? 0.95
-                   : c.bm == 128 && c.bn == 192 ? 0.94
-                                                : 0.90;
+// Relative efficiency of each configuration at full occupancy (1.0 = the cooperative 128x256); the rest of the
+// score is how well the tiles fill the last wave and the edges. From the H200 measurements of run 5
+// (scripts/dev/SM90_NOTES.md): on the 88 models.csv shapes with M >= 2048 this choice lands at the median of the
+// best registered configuration (1.007x cuBLASLt against 1.008x).
+double tile_weight(const Config& c, const Problem& p) {
+  double w;
+  if (c.pingpong && c.bm == 64 && c.bn == 256) {
+    // Unclustered: best up to M ~ 1e5 at every K measured. At M >= 262144 it measured 0.85-1.06x (bimodal), its
+    // c2x1 twin 0.99-1.04x, so large M goes to the clustered one (or, without it, to the cooperative 128x256).
+    w = c.cluster_m * c.cluster_n == 1 ? (p.m <= 131072 ? 1.05 : 0.97) : 1.03;
+  } else if (c.pingpong) {
+    w = 0.95;
+  } else {
+    w = c.bm == 128 && c.bn == 256   ? 1.00
+        : c.bm == 128 && c.bn == 192 ? 0.95
+        : c.bm == 128 && c.bn == 128 ? 0.97
+        : c.bm == 256 && c.bn == 128 ? 0.97
+                                     : 0.90;
+  }
   return c.epi == EpiMode::staged ? w : 0.8 * w;  // the direct epilogue measured ~0.8x of staged
 }
 
@@ -48,7 +57,7 @@ double score(const Config& c, const Problem& p, int sms) {
   const double waves = std::ceil(tiles / sms);
   const double wave_eff = tiles / (waves * sms);
   const double edge_eff = double(p.m) * double(p.n) / (mt * c.bm * nt * c.bn);
-  return tile_weight(c) * wave_eff * edge_eff;
+  return tile_weight(c, p) * wave_eff * edge_eff;
 }
 
 std::vector<const Kernel*> default_candidates(const std::vector<const Sm90KernelBase*>& all, const Problem& p) {

@@ -137,6 +137,12 @@ __device__ __forceinline__ void named_bar_sync(uint32_t id, uint32_t threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Arrives on named barrier `id` without waiting (the producer side of a producer/consumer hand-off: the other
+// party's bar.sync completes once `threads` threads have arrived in total).
+__device__ __forceinline__ void named_bar_arrive(uint32_t id, uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // ---- plain memory -------------------------------------------------------------------------------------------
 
 // Four 8x8 16-bit matrices; register i of lane t holds row t/4, columns 2*(t%4)+{0,1} of matrix i (the mma

@@ -32,6 +32,8 @@ struct TileScheduler {
 
   __device__ bool valid() const { return linear < total; }
   __device__ void advance() { linear += stride; }
+  // Whether the tile `ahead` steps further along this CTA's sequence exists.
+  __device__ bool valid_ahead(uint32_t ahead) const { return uint64_t(linear) + uint64_t(ahead) * stride < total; }
 
   // Block coordinates (in BM / BN units) of this CTA's tile; `rank_m` / `rank_n` are its position in the cluster.
   __device__ void block(uint32_t rank_m, uint32_t rank_n, uint32_t& m_block, uint32_t& n_block) const {
