@@ -6,12 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
 #include <shared_mutex>
-#include <sstream>
 #include <unordered_map>
 
 #include "backends/reference/reference.h"
@@ -50,23 +48,28 @@ Status cuda_status(cudaError_t e, const char* what) {
   return {StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorString(e)};
 }
 
+// Strings are built without iostreams throughout the library: a host process (PyTorch seen on the H200) can
+// install a global locale from another libstdc++ copy, and any ostream then crashes inside ours.
 std::string describe(const Problem& p) {
-  std::ostringstream s;
-  s << "M=" << p.m << " N=" << p.n << " K=" << p.k << " " << dtype_name(p.in_dtype) << " -> " << dtype_name(p.out_dtype);
-  if (p.has_bias) s << ", bias " << dtype_name(p.bias_dtype);
-  else s << ", no bias";
-  s << ", ldx=" << p.ldx << " ldw=" << p.ldw << " ldy=" << p.ldy;
+  auto n = [](int64_t v) { return std::to_string(v); };
+  std::string s = "M=" + n(p.m) + " N=" + n(p.n) + " K=" + n(p.k) + " " + std::string(dtype_name(p.in_dtype)) + " -> " +
+                  std::string(dtype_name(p.out_dtype));
+  s += p.has_bias ? ", bias " + std::string(dtype_name(p.bias_dtype)) : std::string(", no bias");
+  s += ", ldx=" + n(p.ldx) + " ldw=" + n(p.ldw) + " ldy=" + n(p.ldy);
   __int128 mn = __int128(p.m) * p.n;
-  s << "; M*N = " << int64_t(mn) << (mn >= (__int128(1) << 31) ? " >= 2^31" : " < 2^31");
-  return s.str();
+  s += "; M*N = " + (mn > INT64_MAX ? std::string("> 2^63") : n(int64_t(mn))) + (mn >= (__int128(1) << 31) ? " >= 2^31" : " < 2^31");
+  return s;
 }
 
 std::vector<std::string> split_paths(const std::string& s) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ':'))
-    if (!item.empty()) out.push_back(item);
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(':', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
   return out;
 }
 
@@ -177,13 +180,14 @@ struct Dispatcher::Impl {
     }
     if (!logged_shapes.insert(line).second) return;
     bool fresh = !std::filesystem::exists(opts.untuned_log) || std::filesystem::file_size(opts.untuned_log) == 0;
-    std::ofstream f(opts.untuned_log, std::ios::app);
+    FILE* f = std::fopen(opts.untuned_log.c_str(), "a");
     if (!f) {
       std::fprintf(stderr, "[tgemm] cannot append to TGEMM_UNTUNED_LOG=%s\n", opts.untuned_log.c_str());
       return;
     }
-    if (fresh) f << shapes_header() << "\n";
-    f << line << "\n";
+    if (fresh) std::fprintf(f, "%s\n", shapes_header());
+    std::fprintf(f, "%s\n", line.c_str());
+    std::fclose(f);
   }
 };
 

@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace tgemm {
 
@@ -39,11 +37,14 @@ std::vector<Field> split_line(const std::string& line) {
 class CsvReader {
  public:
   CsvReader(const std::string& text, std::string name) : name_(std::move(name)) {
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      std::string line = text.substr(start, end - start);
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      lines_.push_back(line);
+      lines_.push_back(std::move(line));
+      start = end + 1;
     }
   }
 
@@ -157,13 +158,16 @@ std::string fmt_double(double v, int prec) {
 bool read_file(const std::string& path, std::string* text) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return false;  // opens, reads as empty: not a file
-  std::ifstream f(path, std::ios::binary);
+  FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) return false;
-  *text = ss.str();
-  return true;
+  std::string out;
+  char buf[65536];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, got);
+  bool ok = !std::ferror(f);
+  std::fclose(f);
+  if (ok) *text = std::move(out);
+  return ok;
 }
 
 int64_t padded_m(int64_t m, int64_t n, int level) {
@@ -279,12 +283,13 @@ Status TunedTable::save(const std::string& path) const {
   // Written to a temporary file and renamed, so an interrupted save never leaves a partial table.
   std::string tmp = path + ".tmp";
   {
-    std::ofstream f(tmp, std::ios::trunc);
+    FILE* f = std::fopen(tmp.c_str(), "w");
     if (!f) return {StatusCode::io_error, "cannot write '" + tmp + "'"};
-    f << header() << "\n";
-    for (const auto& [key, row] : rows_) f << format_row(row) << "\n";
-    f.flush();
-    if (!f) return {StatusCode::io_error, "write to '" + tmp + "' failed"};
+    std::string text = std::string(header()) + "\n";
+    for (const auto& [key, row] : rows_) text += format_row(row) + "\n";
+    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    ok = (std::fclose(f) == 0) && ok;
+    if (!ok) return {StatusCode::io_error, "write to '" + tmp + "' failed"};
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) return {StatusCode::io_error, "cannot rename '" + tmp + "' to '" + path + "'"};
   return Status::Ok();

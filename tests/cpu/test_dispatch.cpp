@@ -195,13 +195,13 @@ TEST(Tables, MergedConfigLowestUsWins) {
   auto tmp = std::filesystem::temp_directory_path();
   std::string a = (tmp / "tgemm_a.csv").string(), b = (tmp / "tgemm_b.csv").string();
   std::ofstream(a) << TunedTable::header() << "\nsm90,132,64,6144,1280,True,torch.bfloat16,torch.bfloat16,False,False,cublaslt,0,1,20.0,cublaslt,0,1,1\n";
-  std::ofstream(b) << TunedTable::header() << "\nsm90,132,64,6144,1280,True,torch.bfloat16,torch.bfloat16,False,False,cublaslt,0,1,10.0,cublaslt_h1,0,1,1\n"
+  std::ofstream(b) << TunedTable::header() << "\nsm90,132,64,6144,1280,True,torch.bfloat16,torch.bfloat16,False,False,skinny,0,1,10.0,skinny_bf16_m64_sk2_i64,0,1,1\n"
                    << "gfx950,256,64,6144,1280,True,torch.bfloat16,torch.bfloat16,False,False,hipblaslt,0,1,10.0,x,0,1,1\n";
   auto d = make_dispatcher();
   ASSERT_TRUE(d->load_tables({a, b}).ok());
   EXPECT_NE(d->tables_summary().find("1 rows for other archs skipped"), std::string::npos) << d->tables_summary();
   Plan p = d->make_plan(seed(64), DeviceInfo{});
-  EXPECT_EQ(p.kernel->name(), "cublaslt_h1") << joined(p);
+  EXPECT_EQ(p.kernel->name(), "skinny_bf16_m64_sk2_i64") << joined(p);
   std::ofstream(b) << "garbage\n";
   Status s = d->load_tables({a, b});
   EXPECT_EQ(s.code(), StatusCode::parse_error);

@@ -61,8 +61,11 @@ inline Status make_guarded(const Case& c, uint64_t seed, Guarded* g, size_t guar
   g->wv = {g->w.data(), c.n, c.k, std::max<int64_t>(ldw, 1), c.in};
   g->yv = {g->y.data(), c.m, c.n, std::max<int64_t>(ldy, 1), c.out};
   g->bv = {g->b.data(), c.n, bt};
-  if (!(s = bench::fill_random(g->xv, seed, nullptr)).ok()) return s;
-  if (!(s = bench::fill_random(g->wv, seed + 1, nullptr)).ok()) return s;
+  // Scaled so sums over K stay O(1): a vendor algorithm that reduces split-K partials in the output dtype
+  // (seen: cuBLASLt at odd leading dimensions) stays inside isclose's 5e-2, while an addressing error does not.
+  const float scale = std::min(1.0f, 8.0f / std::sqrt(float(std::max<int64_t>(c.k, 1))));
+  if (!(s = bench::fill_random(g->xv, seed, nullptr, scale)).ok()) return s;
+  if (!(s = bench::fill_random(g->wv, seed + 1, nullptr, scale)).ok()) return s;
   if (!(s = bench::fill_random(g->b.data(), bt, c.n, seed + 2, nullptr)).ok()) return s;
   if (!(s = bench::poison(g->yv, nullptr)).ok()) return s;
   if (cudaDeviceSynchronize() != cudaSuccess) return {StatusCode::cuda_error, "sync"};
