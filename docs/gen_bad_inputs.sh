@@ -29,14 +29,16 @@ cli_row() {  # cli_row "ENV=.. or -" args...
   else
     (cd "$WORK" && env "$env" "$CLI" "$@") >/dev/null 2>"$WORK/err" || rc=$?
   fi
+  # The command's own message (a line starting "tgemm"), else the first line: the global dispatcher may print its own
+  # "[tgemm] ..." lines first (a build without some backend cannot load the shipped table).
   local msg
-  msg=$(head -1 "$WORK/err" | sed 's/|/\\|/g')
+  msg=$( (grep -m1 '^tgemm' "$WORK/err" || head -1 "$WORK/err") | sed 's/|/\\|/g')
   local shown="tgemm $*"
   [ "$env" = "-" ] || shown="$env $shown"
   echo "| \`$shown\` | $rc | \`\` $msg \`\` |"
 }
 {
-  echo "| command | exit status | message (first line on stderr) |"
+  echo "| command | exit status | message on stderr |"
   echo "| --- | --- | --- |"
   cli_row - frobnicate
   cli_row - explain 1 2

@@ -1,0 +1,572 @@
+// Reliability on the GPU (issue 8): many host threads on many streams through every backend, tables reloaded
+// while serving, no leaks over 10,000 calls and 1,000 dispatcher lifetimes, and every backend inside a CUDA graph.
+// Every result is checked against the reference kernel (bench::compare) on poisoned Y, and the guard bytes around
+// every operand are checked afterwards.
+//
+// TGEMM_STRESS_SECONDS sets how long the concurrency tests run (default 10 s, and 5 s for the reload test).
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "gpu_util.h"
+#include "registry/registry.h"
+#include "table/table.h"
+
+namespace tgemm::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double stress_seconds(double def) {
+  const char* s = std::getenv("TGEMM_STRESS_SECONDS");
+  return s && *s ? std::max(1.0, std::atof(s)) : def;
+}
+
+// Shapes meant to reach each backend: small M (skinny), large aligned (sm90), odd leading dimensions or an odd
+// pointer alignment that TMA cannot take (cuBLASLt). Which backend each really reaches is read from the plan.
+std::vector<Case> candidate_cases() {
+  return {
+      // small M: skinny's territory (M <= 64)
+      {1, 4096, 4096, DType::bf16, DType::bf16, 0},
+      {8, 1048, 2048, DType::bf16, DType::bf16, 1},
+      {16, 3000, 1000, DType::fp16, DType::fp32, 2},
+      {61, 520, 1288, DType::bf16, DType::bf16, 1},
+      {3, 7, 13, DType::bf16, DType::bf16, 1},
+      // large, aligned: sm90's
+      {2048, 2048, 1024, DType::bf16, DType::bf16, 0},
+      {1024, 1536, 512, DType::bf16, DType::bf16, 1},
+      {4096, 1024, 2048, DType::fp16, DType::fp16, 0},
+      {1000, 1032, 520, DType::bf16, DType::bf16, 1},
+      {512, 768, 256, DType::bf16, DType::fp32, 2},
+      // odd leading dimensions (not multiples of 8 elements): no TMA kernel takes them, cuBLASLt does
+      {300, 520, 1280, DType::bf16, DType::bf16, 1, 1, 0, 0},
+      {777, 333, 97, DType::fp16, DType::fp16, 0, 1, 1, 1},
+      {129, 136, 72, DType::bf16, DType::fp32, 2, 3, 0, 0},
+      {200, 264, 136, DType::bf16, DType::fp32, 1, 1, 0, 0},
+  };
+}
+
+// The backends this build registers kernels for (the reference kernel is for verification only).
+std::set<Backend> registered_backends() {
+  std::set<Backend> b;
+  for (const Kernel* k : kernels())
+    if (k->backend() != Backend::reference) b.insert(k->backend());
+  return b;
+}
+
+std::string names(const std::set<Backend>& bs) {
+  std::string s;
+  for (Backend b : bs) s += (s.empty() ? "" : ", ") + std::string(backend_name(b));
+  return s;
+}
+
+// Operands shared by every thread (X, W, bias are only read), with the plan mm makes for them.
+struct Shared {
+  Guarded g;
+  Backend backend = Backend::reference;
+  std::string kernel;
+  bool deterministic = false;
+};
+
+// Allocates every candidate and reads the global dispatcher's plan for it; fails the test if a registered backend
+// gets no shape.
+void prepare(std::vector<std::unique_ptr<Shared>>* out, uint64_t seed) {
+  const DeviceInfo dev = DeviceInfo::current();
+  std::set<Backend> covered;
+  std::string routing;
+  for (const Case& c : candidate_cases()) {
+    auto s = std::make_unique<Shared>();
+    TGEMM_OK(make_guarded(c, seed += 11, &s->g));
+    const Plan& pl = Dispatcher::global().plan(s->g.args().p, dev);
+    ASSERT_TRUE(pl.status.ok()) << c.str() << ": " << pl.status.to_string();
+    s->backend = pl.kernel->backend();
+    s->kernel = pl.kernel->name();
+    s->deterministic = pl.kernel->deterministic();
+    covered.insert(s->backend);
+    routing += "  " + c.str() + " -> " + s->kernel + " (" + std::to_string(pl.pieces.size()) + " piece(s))\n";
+    out->push_back(std::move(s));
+  }
+  std::printf("routing:\n%s", routing.c_str());
+  for (Backend b : registered_backends())
+    EXPECT_TRUE(covered.count(b)) << "no candidate shape reaches backend " << backend_name(b)
+                                  << " (registered: " << names(registered_backends()) << "); routing:\n"
+                                  << routing;
+}
+
+size_t span_bytes(const MatrixView& v) { return size_t(span_of(v)) * size_t(dtype_size(v.dtype)); }
+
+std::vector<unsigned char> host_bytes(const MatrixView& v, cudaStream_t s) {
+  std::vector<unsigned char> h(span_bytes(v));
+  cudaMemcpyAsync(h.data(), v.data, h.size(), cudaMemcpyDeviceToHost, s);
+  cudaStreamSynchronize(s);
+  return h;
+}
+
+// Waits for `done` to reach `n`, at most `limit`; past it, the test reports where each thread was and exits the
+// process (a hung thread inside a CUDA call cannot be joined or cancelled).
+void watchdog(std::mutex& mu, std::condition_variable& cv, const int& done, int n, std::chrono::seconds limit,
+              const std::function<std::string()>& progress) {
+  std::unique_lock<std::mutex> lock(mu);
+  if (!cv.wait_for(lock, limit, [&] { return done == n; })) {
+    ADD_FAILURE() << "deadlock or hang: threads still running after " << limit.count() << " s\n" << progress();
+    std::fprintf(stderr, "watchdog: threads still running after %lld s\n%s", (long long)limit.count(), progress().c_str());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(3);
+  }
+}
+
+// (a) 8 host threads, each on its own stream, call tgemm::mm on every candidate shape in turn (each thread starting
+// at a different one) for TGEMM_STRESS_SECONDS; every result is compared with the reference kernel, results of a
+// deterministic kernel must be bit-identical across threads and calls, no thread may stall (watchdog), and no
+// byte outside any Y may change.
+TEST(ConcurrencyGpu, EightThreadsEightStreamsEveryBackend) {
+  std::vector<std::unique_ptr<Shared>> shared;
+  prepare(&shared, 9100);
+  if (HasFailure()) return;
+  const int kThreads = 8;
+  const double seconds = stress_seconds(10);
+  struct Worker {
+    cudaStream_t stream = nullptr;
+    std::vector<bench::Guarded> y;  // one Y per shape
+    std::vector<MatrixView> yv;
+    std::atomic<int64_t> calls{0};
+    std::atomic<int> where{-1};  // shape index being run
+    std::atomic<int> phase{0};   // 0 idle, 1 mm, 2 compare, 3 copy
+    std::vector<int64_t> per_shape;
+  };
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    auto w = std::make_unique<Worker>();
+    CUDA_OK(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
+    for (auto& s : shared) {
+      bench::Guarded y;
+      TGEMM_OK(bench::Guarded::make(span_bytes(s->g.yv), 4096, 4096, &y));
+      MatrixView v = s->g.yv;
+      v.data = y.data();
+      w->yv.push_back(v);
+      w->y.push_back(std::move(y));
+    }
+    w->per_shape.assign(shared.size(), 0);
+    workers.push_back(std::move(w));
+  }
+  CUDA_OK(cudaDeviceSynchronize());
+
+  std::mutex err_mu;
+  std::vector<std::string> errors;
+  auto fail = [&](const std::string& e) {
+    std::lock_guard<std::mutex> lock(err_mu);
+    if (errors.size() < 50) errors.push_back(e);
+  };
+  std::mutex ref_mu;
+  std::map<size_t, std::vector<unsigned char>> first_result;  // shape -> bytes of the first checked result
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  int done = 0;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(int64_t(seconds * 1000));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      Worker& w = *workers[size_t(t)];
+      size_t i = size_t(t) % shared.size();
+      while (Clock::now() < deadline) {
+        {
+          std::lock_guard<std::mutex> lock(err_mu);
+          if (errors.size() >= 20) break;
+        }
+        const Shared& s = *shared[i];
+        const MatrixView& yv = w.yv[i];
+        std::string what = "thread " + std::to_string(t) + " " + s.g.c.str() + " (" + s.kernel + ")";
+        w.where = int(i);
+        w.phase = 1;
+        if (Status st = bench::poison(yv, w.stream); !st.ok()) fail(what + ": poison: " + st.to_string());
+        if (Status st = mm(s.g.xv, s.g.wv, s.g.bias(), yv, w.stream); !st.ok()) fail(what + ": mm: " + st.to_string());
+        w.phase = 2;
+        GemmArgs a;
+        (void)make_problem(s.g.xv, s.g.wv, s.g.bias(), yv, &a.p);
+        a.x = s.g.xv.data, a.w = s.g.wv.data, a.bias = s.g.c.bias ? s.g.bv.data : nullptr, a.y = yv.data;
+        bench::Compare cmp;
+        if (Status st = bench::compare(a, bench::default_tol(s.g.c.out), &cmp, w.stream); !st.ok()) {
+          fail(what + ": compare: " + st.to_string());
+        } else if (cmp.unwritten != 0 || cmp.not_close != 0) {
+          fail(what + ": " + cmp.to_string());
+        }
+        if (s.deterministic) {
+          w.phase = 3;
+          std::vector<unsigned char> bytes = host_bytes(yv, w.stream);
+          std::lock_guard<std::mutex> lock(ref_mu);
+          auto it = first_result.find(i);
+          if (it == first_result.end()) first_result.emplace(i, std::move(bytes));
+          else if (it->second != bytes) fail(what + ": not bit-identical to an earlier result of the same deterministic kernel");
+        }
+        w.phase = 0;
+        ++w.per_shape[i];
+        ++w.calls;
+        i = (i + 1) % shared.size();
+      }
+      if (cudaError_t e = cudaStreamSynchronize(w.stream); e != cudaSuccess) fail("thread " + std::to_string(t) + ": " + cudaGetErrorString(e));
+      std::lock_guard<std::mutex> lock(done_mu);
+      ++done;
+      done_cv.notify_all();
+    });
+  watchdog(done_mu, done_cv, done, kThreads, std::chrono::seconds(int64_t(seconds) + 300), [&] {
+    std::string s;
+    for (int t = 0; t < kThreads; ++t)
+      s += "  thread " + std::to_string(t) + ": " + std::to_string(workers[size_t(t)]->calls.load()) + " calls, shape " +
+           std::to_string(workers[size_t(t)]->where.load()) + ", phase " + std::to_string(workers[size_t(t)]->phase.load()) + "\n";
+    return s;
+  });
+  for (auto& th : threads) th.join();
+  for (const std::string& e : errors) ADD_FAILURE() << e;
+  int64_t total = 0;
+  std::vector<int64_t> per_shape(shared.size(), 0);
+  for (int t = 0; t < kThreads; ++t) {
+    total += workers[size_t(t)]->calls;
+    EXPECT_GE(workers[size_t(t)]->calls.load(), 1) << "thread " << t << " made no progress";
+    for (size_t i = 0; i < shared.size(); ++i) per_shape[i] += workers[size_t(t)]->per_shape[i];
+  }
+  for (size_t i = 0; i < shared.size(); ++i)
+    EXPECT_GE(per_shape[i], 1) << shared[i]->g.c.str() << " (" << shared[i]->kernel << ") never ran: raise TGEMM_STRESS_SECONDS";
+  std::printf("%d threads, %.0f s: %lld checked mm calls over %zu shapes\n", kThreads, seconds, (long long)total, shared.size());
+  // Nothing outside any Y changed, nor the shared inputs.
+  for (auto& w : workers) {
+    for (size_t i = 0; i < w->y.size(); ++i) {
+      int64_t before = -1, after = -1;
+      TGEMM_OK(w->y[i].check_guards(&before, &after, nullptr));
+      EXPECT_EQ(before + after, 0) << shared[i]->g.c.str() << ": bytes outside Y changed";
+    }
+    cudaStreamDestroy(w->stream);
+  }
+  for (auto& s : shared) expect_guards_intact(s->g, "concurrency inputs");
+}
+
+// Tables are reloaded (with and without rows for the shapes served) while 4 threads call mm on a private dispatcher:
+// every plan a call holds stays valid (Dispatcher::load_tables retires plans, never frees them under a caller), and
+// every result stays correct.
+TEST(ConcurrencyGpu, ReloadTablesWhileServing) {
+  std::vector<std::unique_ptr<Shared>> shared;
+  prepare(&shared, 9300);
+  if (HasFailure()) return;
+  std::unique_ptr<Dispatcher> d;
+  DispatcherOptions o;
+  o.load_default_tables = false;
+  TGEMM_OK(Dispatcher::create(o, &d));
+  // A table that sends every shape to cuBLASLt (alternating with no table: the heuristic's choice).
+  const DeviceInfo dev = DeviceInfo::current();
+  std::string table = (std::filesystem::temp_directory_path() / "tgemm_reload_gpu.csv").string();
+  {
+    std::ofstream f(table);
+    f << TunedTable::header() << "\n";
+    for (auto& s : shared) {
+      const Case& c = s->g.c;
+      Shape sh{c.m, c.n, c.k, c.bias != 0, c.in, c.out, false, false};
+      f << dev.arch << "," << dev.sm_count << "," << format_shape(sh) << ",cublaslt,0,1,1.0,cublaslt,0,1,1\n";
+    }
+  }
+  TGEMM_OK(d->load_tables({table}));
+  const int kThreads = 4;
+  const double seconds = stress_seconds(5);
+  std::vector<cudaStream_t> streams(kThreads);
+  std::vector<std::vector<bench::Guarded>> ys(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    CUDA_OK(cudaStreamCreateWithFlags(&streams[size_t(t)], cudaStreamNonBlocking));
+    for (auto& s : shared) {
+      bench::Guarded y;
+      TGEMM_OK(bench::Guarded::make(span_bytes(s->g.yv), 4096, 4096, &y));
+      ys[size_t(t)].push_back(std::move(y));
+    }
+  }
+  std::mutex err_mu;
+  std::vector<std::string> errors;
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> calls{0}, reloads{0};
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  int done = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      size_t i = size_t(t);
+      while (!stop.load()) {
+        const Shared& s = *shared[i % shared.size()];
+        MatrixView yv = s.g.yv;
+        yv.data = ys[size_t(t)][i % shared.size()].data();
+        cudaStream_t st = streams[size_t(t)];
+        Status r = bench::poison(yv, st);
+        if (r.ok()) r = d->mm(s.g.xv, s.g.wv, s.g.bias(), yv, st);
+        GemmArgs a;
+        (void)make_problem(s.g.xv, s.g.wv, s.g.bias(), yv, &a.p);
+        a.x = s.g.xv.data, a.w = s.g.wv.data, a.bias = s.g.c.bias ? s.g.bv.data : nullptr, a.y = yv.data;
+        bench::Compare cmp;
+        if (r.ok()) r = bench::compare(a, bench::default_tol(s.g.c.out), &cmp, st);
+        if (!r.ok() || cmp.unwritten || cmp.not_close) {
+          std::lock_guard<std::mutex> lock(err_mu);
+          if (errors.size() < 20) errors.push_back(s.g.c.str() + ": " + (r.ok() ? cmp.to_string() : r.to_string()));
+        }
+        ++calls;
+        ++i;
+      }
+      cudaStreamSynchronize(streams[size_t(t)]);
+      std::lock_guard<std::mutex> lock(done_mu);
+      ++done;
+      done_cv.notify_all();
+    });
+  threads.emplace_back([&] {
+    const auto until = Clock::now() + std::chrono::milliseconds(int64_t(seconds * 1000));
+    while (Clock::now() < until) {
+      Status s = d->load_tables(reloads.load() % 2 ? std::vector<std::string>{} : std::vector<std::string>{table});
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(err_mu);
+        errors.push_back("load_tables: " + s.to_string());
+      }
+      ++reloads;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    stop.store(true);
+    std::lock_guard<std::mutex> lock(done_mu);
+    ++done;
+    done_cv.notify_all();
+  });
+  watchdog(done_mu, done_cv, done, kThreads + 1, std::chrono::seconds(int64_t(seconds) + 300),
+           [&] { return "  " + std::to_string(calls.load()) + " calls, " + std::to_string(reloads.load()) + " reloads\n"; });
+  for (auto& th : threads) th.join();
+  for (const std::string& e : errors) ADD_FAILURE() << e;
+  EXPECT_GT(reloads.load(), 10);
+  EXPECT_GT(calls.load(), int64_t(kThreads));
+  std::printf("%lld checked mm calls during %lld table reloads\n", (long long)calls.load(), (long long)reloads.load());
+  for (int t = 0; t < kThreads; ++t) {
+    for (auto& y : ys[size_t(t)]) {
+      int64_t before = -1, after = -1;
+      TGEMM_OK(y.check_guards(&before, &after, nullptr));
+      EXPECT_EQ(before + after, 0) << "bytes outside Y changed";
+    }
+    cudaStreamDestroy(streams[size_t(t)]);
+  }
+  std::filesystem::remove(table);
+}
+
+// ---- (b) leaks ---------------------------------------------------------------------------------------------
+
+// Resident set size of this process, bytes (/proc/self/statm: size, resident, ... in pages).
+int64_t rss_bytes() {
+  std::ifstream f("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  f >> size >> resident;
+  return resident * int64_t(sysconf(_SC_PAGESIZE));
+}
+
+int64_t device_free_bytes() {
+  size_t free = 0, total = 0;
+  cudaMemGetInfo(&free, &total);
+  return int64_t(free);
+}
+
+// Everything allocated before the measurement is settled: queued work done, stream-ordered pools (the test
+// helpers' cudaMallocAsync) trimmed.
+void settle() {
+  cudaDeviceSynchronize();
+  int dev = 0;
+  cudaGetDevice(&dev);
+  cudaMemPool_t pool;
+  if (cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) cudaMemPoolTrimTo(pool, 0);
+  cudaGetLastError();
+}
+
+// Tolerances. Device memory is read device-wide by cudaMemGetInfo, at the driver's 2 MiB page granularity: 4 MiB
+// allows two pages of unrelated noise (another process, the driver's own bookkeeping) and still catches a leak of
+// 420 bytes per call over 10,000 calls (or 4 KiB per dispatcher over 1,000). Host RSS moves with the allocator's
+// arenas and the pages the loop touches for the first time: 8 MiB still catches 840 bytes per call (8 KiB per
+// dispatcher). Both are measured after a warm-up of the same calls, so one-time costs (module loading, cuBLASLt's
+// plan for a shape, the plan cache, a stream's workspace) are outside the window.
+constexpr int64_t kDeviceTolerance = int64_t(4) << 20;
+constexpr int64_t kHostTolerance = int64_t(8) << 20;
+
+// 10,000 mm calls over one shape per backend (and K = 0, which only fills Y with the bias): device free memory and
+// host RSS come back to where they were after the warm-up; the plan cache does not grow.
+TEST(LeaksGpu, TenThousandMmCalls) {
+  std::vector<std::unique_ptr<Shared>> shared;
+  prepare(&shared, 9500);
+  if (HasFailure()) return;
+  std::vector<Shared*> picked;  // the first shape of each backend
+  std::set<Backend> seen;
+  for (auto& s : shared)
+    if (seen.insert(s->backend).second) picked.push_back(s.get());
+  Shared kzero;
+  TGEMM_OK(make_guarded(Case{64, 256, 0, DType::bf16, DType::bf16, 1}, 9600, &kzero.g));
+  picked.push_back(&kzero);
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  auto call = [&](const Shared& sh) { return mm(sh.g.xv, sh.g.wv, sh.g.bias(), sh.g.yv, s); };
+  for (int rep = 0; rep < 50; ++rep)
+    for (Shared* sh : picked) TGEMM_OK(call(*sh));
+  settle();
+  const size_t plans0 = Dispatcher::global().plan_cache_size();
+  const int64_t free0 = device_free_bytes(), rss0 = rss_bytes();
+  const int kCalls = 10000;
+  for (int i = 0; i < kCalls; ++i) {
+    TGEMM_OK(call(*picked[size_t(i) % picked.size()]));
+    if (i % 1000 == 999) CUDA_OK(cudaStreamSynchronize(s));
+  }
+  settle();
+  const int64_t free1 = device_free_bytes(), rss1 = rss_bytes();
+  std::printf("%d mm calls: device free %+.3f MiB, host RSS %+.3f MiB\n", kCalls, double(free1 - free0) / (1 << 20),
+              double(rss1 - rss0) / (1 << 20));
+  EXPECT_LE(free0 - free1, kDeviceTolerance) << "device memory not returned";
+  EXPECT_LE(rss1 - rss0, kHostTolerance) << "host memory not returned";
+  EXPECT_EQ(Dispatcher::global().plan_cache_size(), plans0) << "the plan cache grew on repeated shapes";
+  // The calls did the work: the last result of each shape is right (K = 0: Y = bias, guards only).
+  for (Shared* sh : picked) {
+    expect_guards_intact(sh->g, "leak loop");
+    if (sh->g.c.k == 0) continue;
+    bench::Compare cmp;
+    TGEMM_OK(bench::compare(sh->g.args(), bench::default_tol(sh->g.c.out), &cmp, s));
+    EXPECT_EQ(cmp.unwritten + cmp.not_close, 0) << sh->g.c.str() << ": " << cmp.to_string();
+  }
+  cudaStreamDestroy(s);
+}
+
+// 1,000 dispatchers created (no tables), used for one mm each (the backends in turn) and destroyed: their plans and
+// stream workspaces are freed with them.
+TEST(LeaksGpu, ThousandDispatcherLifetimes) {
+  std::vector<std::unique_ptr<Shared>> shared;
+  prepare(&shared, 9700);
+  if (HasFailure()) return;
+  std::vector<Shared*> picked;
+  std::set<Backend> seen;
+  for (auto& s : shared)
+    if (seen.insert(s->backend).second) picked.push_back(s.get());
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  auto cycle = [&](int i) {
+    std::unique_ptr<Dispatcher> d;
+    DispatcherOptions o;
+    o.load_default_tables = false;
+    Status st = Dispatcher::create(o, &d);
+    if (!st.ok()) return st;
+    const Shared& sh = *picked[size_t(i) % picked.size()];
+    st = d->mm(sh.g.xv, sh.g.wv, sh.g.bias(), sh.g.yv, s);
+    if (st.ok() && cudaStreamSynchronize(s) != cudaSuccess) st = {StatusCode::cuda_error, "sync"};
+    return st;  // d is destroyed here, with its workspaces
+  };
+  for (int i = 0; i < 20; ++i) TGEMM_OK(cycle(i));
+  settle();
+  const int64_t free0 = device_free_bytes(), rss0 = rss_bytes();
+  const int kCycles = 1000;
+  for (int i = 0; i < kCycles; ++i) TGEMM_OK(cycle(i));
+  settle();
+  const int64_t free1 = device_free_bytes(), rss1 = rss_bytes();
+  std::printf("%d dispatcher lifetimes: device free %+.3f MiB, host RSS %+.3f MiB\n", kCycles, double(free1 - free0) / (1 << 20),
+              double(rss1 - rss0) / (1 << 20));
+  EXPECT_LE(free0 - free1, kDeviceTolerance) << "device memory not returned";
+  EXPECT_LE(rss1 - rss0, kHostTolerance) << "host memory not returned";
+  for (Shared* sh : picked) {
+    bench::Compare cmp;
+    TGEMM_OK(bench::compare(sh->g.args(), bench::default_tol(sh->g.c.out), &cmp, s));
+    EXPECT_EQ(cmp.unwritten + cmp.not_close, 0) << sh->g.c.str() << ": " << cmp.to_string();
+  }
+  cudaStreamDestroy(s);
+}
+
+// ---- (c) CUDA graphs ---------------------------------------------------------------------------------------
+
+// Captures `enqueue` on a fresh stream after one warm-up call, checks that capture enqueued work instead of running
+// it (Y still poisoned afterwards, the graph has nodes), replays it 3 times, and checks the result and the guards.
+void capture_and_check(Guarded& g, const std::string& what, const std::function<Status(cudaStream_t)>& enqueue) {
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  TGEMM_OK(enqueue(s));  // warm-up: plan, cuBLASLt's heuristic, the stream's workspace
+  CUDA_OK(cudaStreamSynchronize(s));
+  TGEMM_OK(bench::poison(g.yv, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  cudaGraph_t graph = nullptr;
+  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  Status st = enqueue(s);
+  cudaError_t end = cudaStreamEndCapture(s, &graph);
+  TGEMM_OK(st);
+  CUDA_OK(end);
+  size_t nodes = 0;
+  CUDA_OK(cudaGraphGetNodes(graph, nullptr, &nodes));
+  EXPECT_GT(nodes, 0u) << what << ": nothing was captured";
+  int64_t nan_rows = 0;
+  TGEMM_OK(bench::count_nan_rows(g.yv, &nan_rows, s));
+  EXPECT_EQ(nan_rows, g.c.m) << what << ": Y was written during capture (the work ran instead of being recorded)";
+  cudaGraphExec_t exec = nullptr;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 3; ++i) CUDA_OK(cudaGraphLaunch(exec, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  bench::Compare cmp;
+  TGEMM_OK(bench::compare(g.args(), bench::default_tol(g.c.out), &cmp, s));
+  EXPECT_EQ(cmp.unwritten, 0) << what << " " << g.c.str() << ": " << cmp.to_string();
+  EXPECT_EQ(cmp.not_close, 0) << what << " " << g.c.str() << ": " << cmp.to_string();
+  expect_guards_intact(g, what);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(s);
+}
+
+// mm, captured in a graph, on one shape routed to each backend.
+TEST(GraphsGpu, MmOnEveryBackend) {
+  std::vector<std::unique_ptr<Shared>> shared;
+  prepare(&shared, 9900);
+  if (HasFailure()) return;
+  std::set<Backend> done;
+  for (auto& sh : shared) {
+    if (!done.insert(sh->backend).second) continue;
+    Guarded& g = sh->g;
+    capture_and_check(g, "mm in a graph via " + sh->kernel, [&](cudaStream_t s) { return mm(g.xv, g.wv, g.bias(), g.yv, s); });
+    std::printf("graph: mm %s -> %s ok\n", g.c.str().c_str(), sh->kernel.c_str());
+  }
+}
+
+// Dispatcher::run_kernel with one representative kernel of each backend (the first registered one that takes a
+// shape meant for that backend), captured in a graph.
+TEST(GraphsGpu, RunKernelOneOfEachBackend) {
+  std::unique_ptr<Dispatcher> d;
+  DispatcherOptions o;
+  o.load_default_tables = false;
+  TGEMM_OK(Dispatcher::create(o, &d));
+  const std::map<Backend, std::vector<Case>> cases = {
+      {Backend::skinny, {{8, 1048, 2048, DType::bf16, DType::bf16, 1}, {5, 100, 77, DType::fp16, DType::fp32, 2}}},
+      {Backend::sm90, {{1024, 1536, 512, DType::bf16, DType::bf16, 1}, {512, 512, 256, DType::fp16, DType::fp16, 0}}},
+      {Backend::cublaslt, {{300, 520, 1280, DType::bf16, DType::bf16, 1, 1, 0, 0}, {128, 256, 64, DType::bf16, DType::fp32, 1}}},
+  };
+  int captured = 0;
+  uint64_t seed = 10100;
+  for (Backend b : registered_backends()) {
+    auto it = cases.find(b);
+    if (it == cases.end()) continue;
+    const Kernel* chosen = nullptr;
+    for (const Case& c : it->second) {
+      Guarded g;
+      TGEMM_OK(make_guarded(c, seed += 13, &g));
+      for (const Kernel* k : kernels())
+        if (k->backend() == b && k->can_implement(g.args().p).ok()) {
+          chosen = k;
+          break;
+        }
+      if (!chosen) continue;
+      capture_and_check(g, "run_kernel in a graph: " + chosen->name(),
+                        [&](cudaStream_t s) { return d->run_kernel(*chosen, g.xv, g.wv, g.bias(), g.yv, s); });
+      std::printf("graph: run_kernel %s on %s ok\n", chosen->name().c_str(), c.str().c_str());
+      ++captured;
+      break;
+    }
+    EXPECT_NE(chosen, nullptr) << "no " << backend_name(b) << " kernel takes any of its test shapes";
+  }
+  EXPECT_GT(captured, 0);
+}
+
+}  // namespace
+}  // namespace tgemm::testing
