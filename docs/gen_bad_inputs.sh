@@ -108,8 +108,8 @@ EOF
   cat "$WORK/cli.md"
   cat <<'EOF'
 
-The last row is a known gap: with an unreadable `TGEMM_CONFIG`, `tgemm explain` reports the error on stderr and
-then explains the plan without the tables (exit 0), while every `mm` in a program returns that error.
+The last row: with an unreadable or malformed `TGEMM_CONFIG`, `tgemm explain` fails with the table's error (exit 1),
+as every `mm` in a program returns it.
 EOF
 } >"$WORK/bad_inputs.md"
 

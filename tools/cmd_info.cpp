@@ -50,6 +50,10 @@ int cmd_explain(const std::vector<std::string>& argv) {
     return 2;
   }
   Dispatcher& d = Dispatcher::global();
+  if (Status ts = d.table_status(); !ts.ok()) {  // what every mm of this process would return
+    std::fprintf(stderr, "tgemm explain: %s\n", ts.to_string().c_str());
+    return 1;
+  }
   std::printf("%s\n", d.tables_summary().c_str());
   if (m == 0 || n == 0) {
     std::printf("  M or N is 0: mm is a no-op\n");

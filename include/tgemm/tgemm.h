@@ -97,6 +97,9 @@ class Dispatcher {
   // Replaces the tuned tables (merging in order). Clears the plan cache.
   Status load_tables(const std::vector<std::string>& paths);
   std::string tables_summary() const;  // which files, rows loaded, rows skipped for other archs
+  // Not ok when the tables named at creation (TGEMM_CONFIG for the global dispatcher) failed to load; every mm
+  // then returns this error.
+  Status table_status() const;
   size_t plan_cache_size() const;
 
   struct Impl;

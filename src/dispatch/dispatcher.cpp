@@ -273,6 +273,11 @@ std::string Dispatcher::tables_summary() const {
   return s;
 }
 
+Status Dispatcher::table_status() const {
+  std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
+  return impl_->table_status;
+}
+
 size_t Dispatcher::plan_cache_size() const {
   std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
   return impl_->plans.size();
