@@ -29,7 +29,6 @@ class Guarded {
   size_t bytes() const { return bytes_; }
   // Refills the guard regions (after a run that wrote into them on purpose).
   Status reset_guards(cudaStream_t stream);
-  size_t guard_before() const { return before_; }
   // Counts guard bytes that changed.
   Status check_guards(int64_t* changed_before, int64_t* changed_after, cudaStream_t stream) const;
 
