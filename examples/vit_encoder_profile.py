@@ -184,16 +184,21 @@ class Report:
         print(f"  {text:<92} {'PASS' if cond else 'FAIL'}", flush=True)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", choices=["auto", "timm", "transformers", "builtin"], default="auto")
-    ap.add_argument("--images", type=int, default=3000, help="images in the profile batch (3000: M = 768000)")
+def add_model_args(ap):
+    """The encoder's shape: the seed's ViT (embed 1280, MLP 6144, 16 heads, 224 px, 14 px patches, depth 32)."""
     ap.add_argument("--depth", type=int, default=32)
     ap.add_argument("--embed", type=int, default=1280)
     ap.add_argument("--mlp", type=int, default=6144)
     ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--img", type=int, default=224)
     ap.add_argument("--patch", type=int, default=14)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", choices=["auto", "timm", "transformers", "builtin"], default="auto")
+    ap.add_argument("--images", type=int, default=3000, help="images in the profile batch (3000: M = 768000)")
+    add_model_args(ap)
     ap.add_argument("--reps", type=int, default=20, help="repetitions of the memory check")
     ap.add_argument("--pairs", type=int, default=3, help="interleaved stock/tgemm pairs timed")
     ap.add_argument("--quick", action="store_true", help="4 layers, 1400 images (M*N still >= 2^31)")

@@ -425,12 +425,7 @@ def main():
     ap.add_argument("--gpus", type=int, default=2, help="processes, one a GPU (default 2)")
     ap.add_argument("--images", type=int, default=3000,
                     help="images in the batch (3000: data parallel on 2 GPUs puts 1500 on each, fc1 M = 384000)")
-    ap.add_argument("--depth", type=int, default=32)
-    ap.add_argument("--embed", type=int, default=1280)
-    ap.add_argument("--mlp", type=int, default=6144)
-    ap.add_argument("--heads", type=int, default=16)
-    ap.add_argument("--img", type=int, default=224)
-    ap.add_argument("--patch", type=int, default=14)
+    vep.add_model_args(ap)
     ap.add_argument("--iters", type=int, default=3, help="timed passes of each mode")
     ap.add_argument("--warmup", type=int, default=1, help="untimed passes of each mode first (>= 1)")
     ap.add_argument("--seed", type=int, default=0, help="random weights and images")

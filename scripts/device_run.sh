@@ -48,6 +48,16 @@ for step in $STEPS; do
           ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_seed_tuned.log" 2>&1; rc=$?
           ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings --csv "$OUT/bench_models_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_models_tuned.log" 2>&1; rc=$((rc|$?))
           unset TGEMM_CONFIG; tail -4 "$OUT/bench_seed_tuned.log"; tail -4 "$OUT/bench_models_tuned.log"; grep -c "more than 3% off" "$OUT/bench_models_tuned.log" ;;
+    # Decode shapes in both timing modes with the table tuned in this run (if any), and the issue-4 report.
+    decode) [ -f "$OUT/sm90_132_bf16.csv" ] && export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"
+          for m in graph plain; do
+            ./build-dev/tgemm bench -i shapes/decode.csv --timing $m --csv "$OUT/bench_decode_$m.csv" ${DECODE_ARGS:-} \
+              > "$OUT/bench_decode_$m.log" 2>&1; rc=$((rc|$?))
+          done
+          unset TGEMM_CONFIG
+          PROF=""; [ -f "$OUT/tune_profile.csv" ] && PROF="--profile $OUT/tune_profile.csv"
+          python3 scripts/decode_report.py --bench graph="$OUT/bench_decode_graph.csv" --bench plain="$OUT/bench_decode_plain.csv" \
+            --copy-from-log "$OUT/bench_decode_graph.log" $PROF -o "$OUT/decode_report.md" | tail -2 ;;
     python) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 -m pytest tests/python -v -rs > "$OUT/pytest.log" 2>&1; rc=$?
             grep -E "passed|failed|PASSED|FAILED|SKIPPED|Error" "$OUT/pytest.log" | tail -40 ;;
     example) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 examples/vit_encoder_profile.py ${EXAMPLE_ARGS:-} 2>&1 | tee "$OUT/vit_example.log"; rc=$? ;;

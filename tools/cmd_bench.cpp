@@ -35,10 +35,12 @@ std::string plan_str(const Plan& p) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args a(argv, {"--no-check", "--no-ceilings"}, {"-i", "--warmup", "--iters", "--csv", "--kernel", "--top-from", "--top"});
+  Args a(argv, {"--no-check", "--no-ceilings"}, {"-i", "--warmup", "--iters", "--timing", "--csv", "--kernel", "--top-from", "--top"});
   std::string input = a.str("-i", "shapes/seed.csv");
   int warmup = int(a.int_opt("--warmup", 5, 0, 10000));
   int iters = int(a.int_opt("--iters", 30, 1, 100000));
+  bench::TimingMode mode = bench::TimingMode::graph;
+  if (!bench::parse_timing_mode(a.str("--timing", "graph"), &mode)) a.fail("--timing: '" + a.str("--timing") + "' is not graph or plain");
   std::vector<std::string> forced = split_commas(a.str("--kernel"));
   for (const std::string& k : forced)
     if (!find_kernel(k)) a.fail("--kernel: unknown kernel '" + k + "' (see `tgemm kernels`)");
@@ -90,7 +92,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
     else
       std::printf("ceilings: %s\n", s.to_string().c_str());
   }
-  std::printf("timing: %d warm-up, %d interleaved iterations, medians; x cuBLASLt = median of per-iteration ratios\n", warmup, iters);
+  std::printf("timing: %s, %d warm-up, %d interleaved iterations, medians; x cuBLASLt = median of per-iteration ratios\n",
+              bench::timing_mode_name(mode), warmup, iters);
   std::ofstream csv;
   if (a.has("--csv")) {
     csv.open(a.str("--csv"));
@@ -138,17 +141,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
       rows.push_back({k, pl, nullptr});
     }
     for (Row& r : rows)
-      if (!r.launch) {
-        const Plan* pl = &r.plan;
-        r.launch = [&d, &o, pl](int rot, cudaStream_t s) {
-          VectorView b = o.bv(rot);
-          return d.run_plan(*pl, o.xv(rot), o.wv(rot), o.shape.bias ? &b : nullptr, o.yv(), s);
-        };
-      }
+      if (!r.launch) r.launch = bench::launch_plan(d, r.plan, o);
     std::vector<bench::Launch> launches;
     for (const Row& r : rows) launches.push_back(r.launch);
     std::vector<bench::Timing> t;
-    if (Status s = bench::time_interleaved(launches, o.rotations, {warmup, iters}, stream, &t); !s.ok()) {
+    if (Status s = bench::time_interleaved(launches, o.rotations, {warmup, iters, mode}, stream, &t); !s.ok()) {
       std::printf("%8lld %6lld %6lld: timing failed: %s\n", (long long)sh.m, (long long)sh.n, (long long)sh.k, s.to_string().c_str());
       ++failures;
       continue;

@@ -79,15 +79,16 @@ struct Worker {
 
 }  // namespace
 
-// Hidden subcommand: tgemm tune --worker --libtype L --warmup W --iters I --err-ratio E.
+// Hidden subcommand: tgemm tune --worker --libtype L --warmup W --iters I --err-ratio E --timing T.
 // Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout:
-// "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <note>", "done <i>", "error <i> <msg>".
+// "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <pieces> <note>", "done <i>", "error <i> <msg>".
 int cmd_tune_worker(const std::vector<std::string>& argv) {
-  Args a(argv, {}, {"--libtype", "--warmup", "--iters", "--err-ratio"});
+  Args a(argv, {}, {"--libtype", "--warmup", "--iters", "--err-ratio", "--timing"});
   bench::TuneOptions opt;
   opt.timing.warmup = int(a.int_opt("--warmup", 10, 0, 100000));
   opt.timing.iters = int(a.int_opt("--iters", 50, 1, 100000));
   opt.max_err_ratio = a.double_opt("--err-ratio", 0.05, 0, 1);
+  if (!bench::parse_timing_mode(a.str("--timing", "graph"), &opt.timing.mode)) a.fail("--timing");
   if (!parse_libtypes(a.str("--libtype", "all"), &opt.backends)) a.fail("--libtype");
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (!a.ok()) {
@@ -119,7 +120,8 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
       return 3;
     }
     for (const auto& r : res)
-      std::printf("cand %ld %s %d %.4f %.6f %.3e %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2, one_line(r.note).c_str());
+      std::printf("cand %ld %s %d %.4f %.6f %.3e %d %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2, r.pieces,
+                  one_line(r.note).c_str());
     std::printf("done %ld\n", i);
   }
   return 0;
@@ -128,12 +130,14 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
 int cmd_tune(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "--worker") return cmd_tune_worker(std::vector<std::string>(argv.begin() + 1, argv.end()));
   Args a(argv, {"--update-improved", "--retune", "--help"},
-         {"-i", "-o", "--libtype", "--warmup", "--iters", "--err-ratio", "--min-improvement-pct", "--profile-file", "--gpus", "--timeout-s"});
+         {"-i", "-o", "--libtype", "--warmup", "--iters", "--timing", "--err-ratio", "--min-improvement-pct", "--profile-file", "--gpus",
+          "--timeout-s"});
   if (a.flag("--help")) {
     std::printf(
         "tgemm tune -i untuned.csv -o tuned.csv [options]\n"
         "  --libtype all|sm90,skinny,cublaslt   candidate backends (default all)\n"
         "  --warmup N --iters N                 timing (default 10, 50; medians, interleaved)\n"
+        "  --timing graph|plain                 time CUDA-graph replays or plain launches (default graph)\n"
         "  --err-ratio F                        max fraction of outputs failing isclose (default 0.05)\n"
         "  --update-improved [--min-improvement-pct P]  retune shapes already in -o, replace only if P%% faster (default 3)\n"
         "  --retune                             retune shapes already in -o unconditionally\n"
@@ -146,6 +150,8 @@ int cmd_tune(const std::vector<std::string>& argv) {
   if (!parse_libtypes(a.str("--libtype", "all"), &backends)) a.fail("--libtype: '" + a.str("--libtype") + "' is not all or a list of sm90, skinny, cublaslt");
   int warmup = int(a.int_opt("--warmup", 10, 0, 100000));
   int iters = int(a.int_opt("--iters", 50, 1, 100000));
+  const std::string timing = a.str("--timing", "graph");
+  if (bench::TimingMode m; !bench::parse_timing_mode(timing, &m)) a.fail("--timing: '" + timing + "' is not graph or plain");
   double err = a.double_opt("--err-ratio", 0.05, 0, 1);
   double min_pct = a.double_opt("--min-improvement-pct", 3, 0, 100);
   int timeout_s = int(a.int_opt("--timeout-s", 120, 1, 86400));
@@ -200,7 +206,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
   if (a.has("--profile-file")) {
     bool fresh = !std::filesystem::exists(a.str("--profile-file"));
     profile.open(a.str("--profile-file"), std::ios::app);
-    if (fresh) profile << shapes_header() << ",kernel,libtype,ok,us,err_ratio,rel_l2,note\n";
+    if (fresh) profile << shapes_header() << ",kernel,libtype,ok,us,err_ratio,rel_l2,pieces,note\n";
   }
   std::deque<size_t> todo;
   for (size_t i = 0; i < shapes.size(); ++i) todo.push_back(i);
@@ -222,7 +228,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
     posix_spawn_file_actions_addclose(&fa, out[0]);
     posix_spawn_file_actions_addclose(&fa, in[1]);
     std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--libtype", lib, "--warmup", std::to_string(warmup),
-                                     "--iters", std::to_string(iters), "--err-ratio", std::to_string(err)};
+                                     "--iters", std::to_string(iters), "--err-ratio", std::to_string(err), "--timing", timing};
     std::vector<char*> cargs;
     for (auto& x : args) cargs.push_back(x.data());
     cargs.push_back(nullptr);
@@ -289,9 +295,9 @@ int cmd_tune(const std::vector<std::string>& argv) {
     for (const auto& r : w.results)
       if (profile)
         profile << format_shape(s) << "," << r.kernel << "," << backend_name(r.backend) << "," << (r.ok ? 1 : 0) << "," << r.us << ","
-                << r.err_ratio << "," << r.rel_l2 << "," << one_line(r.note) << "\n";
+                << r.err_ratio << "," << r.rel_l2 << "," << r.pieces << "," << one_line(r.note) << "\n";
     for (const std::string& k : skip[gi])
-      if (profile) profile << format_shape(s) << "," << k << ",-,0,0,1,0,faulted or hung\n";
+      if (profile) profile << format_shape(s) << "," << k << ",-,0,0,1,0,0,faulted or hung\n";
     TableRow row;
     if (bench::best_row(s, w.results, dev, &row)) {
       row.file = out_path;
@@ -369,7 +375,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
           } else if (tag == "cand") {
             bench::CandidateResult r;
             int ok = 0;
-            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2;
+            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2 >> r.pieces;
             std::getline(ls, r.note);
             r.ok = ok != 0;
             if (const Kernel* k = find_kernel(r.kernel)) r.backend = k->backend();

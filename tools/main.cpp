@@ -13,8 +13,10 @@ const char* kUsage =
     "  explain M N K [--bias] [--bias-dtype D] [--dtype bf16|fp16] [--out bf16|fp16|fp32] [--kernel NAME]\n"
     "                [--ldx N] [--ldw N] [--ldy N] [--arch sm90] [--sms 132]   the dispatch decision, step by step\n"
     "  kernels                                   every registered kernel with its limits\n"
-    "  bench [-i shapes.csv] [--warmup N] [--iters N] [--csv out.csv] [--kernel NAME]\n"
-    "                                            time mm per shape beside cuBLASLt, check against the reference\n"
+    "  bench [-i shapes.csv] [--warmup N] [--iters N] [--timing graph|plain] [--csv out.csv] [--kernel A,B]\n"
+    "        [--top-from profile.csv [--top 3]] [--no-ceilings] [--no-check]\n"
+    "                                            time mm per shape beside cuBLASLt, check against the reference;\n"
+    "                                            graph (default): CUDA-graph replays, plain: one launch per sample\n"
     "  tune -i untuned.csv -o tuned.csv [...]    tune shapes into a table (tgemm tune --help)\n"
     "  repro                                     the seed incident's table on this GPU\n"
     "  check [--quick]                           boundary sweep of every kernel's declared limits\n";

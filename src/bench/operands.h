@@ -38,6 +38,32 @@ class Guarded {
   size_t before_ = 0, bytes_ = 0, after_ = 0;
 };
 
+// One problem, for tests and the safety sweep: sizes, dtypes, bias kind, leading-dimension padding.
+struct GuardedCase {
+  int64_t m = 0, n = 0, k = 0;
+  DType in = DType::bf16, out = DType::bf16;
+  int bias = 0;                             // 0 none, 1 input dtype, 2 fp32
+  int64_t pad_x = 0, pad_w = 0, pad_y = 0;  // leading dimension = row + pad
+  std::string str() const;
+};
+
+// A problem's operands, each in a guarded allocation; inputs random (scaled so sums over K stay O(1)), Y poisoned.
+struct GuardedProblem {
+  GuardedCase c;
+  Guarded x, w, b, y;
+  MatrixView xv, wv, yv;
+  VectorView bv;
+  const VectorView* bias() const { return c.bias ? &bv : nullptr; }
+  GemmArgs args() const;
+  // Guard bytes changed around all four operands.
+  Status guard_bytes(int64_t* changed, cudaStream_t stream) const;
+};
+
+// `y_guard_before` (0: `guard`) is large for the repro: a wrapped int32 offset lands up to 2^31 elements before Y.
+// Synchronises `stream` before returning.
+Status make_guarded(const GuardedCase& c, uint64_t seed, GuardedProblem* g, size_t guard = 4096, size_t y_guard_before = 0,
+                    cudaStream_t stream = nullptr);
+
 // Uniform values in [-1, 1) from (seed, index): fresh random data for each seed. Fills the whole span
 // ((rows-1)*ld + cols elements).
 Status fill_random(const MatrixView& v, uint64_t seed, cudaStream_t stream, float scale = 1.0f);

@@ -44,6 +44,8 @@ struct Operands {
 
 Launch launch_mm(Dispatcher& d, const Operands& o);
 Launch launch_kernel(Dispatcher& d, const Kernel& k, const Operands& o);
+// Runs `plan` (e.g. a forced kernel split into pieces); the plan must outlive the launch.
+Launch launch_plan(Dispatcher& d, const Plan& plan, const Operands& o);
 
 // Poisons Y, runs `launch` once on rotation 0, compares against the reference (sampled for huge shapes).
 Status check_result(const Launch& launch, const Operands& o, Compare* out, cudaStream_t stream);

@@ -15,50 +15,7 @@ namespace {
 
 constexpr int64_t kInt32Max = 2147483647;
 
-// Guarded device operands of one shape; Y poisoned.
-struct GuardedOperands {
-  Shape s;
-  Guarded x, w, b, y;
-  MatrixView xv, wv, yv;
-  VectorView bv;
-  const VectorView* bias() const { return s.bias ? &bv : nullptr; }
-  GemmArgs args() const {
-    GemmArgs a;
-    (void)make_problem(xv, wv, bias(), yv, &a.p);
-    a.x = xv.data, a.w = wv.data, a.bias = s.bias ? bv.data : nullptr, a.y = yv.data;
-    return a;
-  }
-  Status guard_bytes(int64_t* changed, cudaStream_t stream) const {
-    *changed = 0;
-    for (const Guarded* g : {&x, &w, &b, &y}) {
-      int64_t before = 0, after = 0;
-      if (Status st = g->check_guards(&before, &after, stream); !st.ok()) return st;
-      *changed += before + after;
-    }
-    return Status::Ok();
-  }
-};
-
-// `y_guard_before` is large for the repro: a wrapped int32 offset lands up to 2^31 elements before Y.
-Status make_operands(const Shape& s, uint64_t seed, size_t guard, size_t y_guard_before, cudaStream_t stream, GuardedOperands* o) {
-  o->s = s;
-  const size_t in = size_t(dtype_size(s.dtype));
-  if (Status st = Guarded::make(size_t(s.m) * s.k * in, guard, guard, &o->x); !st.ok()) return st;
-  if (Status st = Guarded::make(size_t(s.n) * s.k * in, guard, guard, &o->w); !st.ok()) return st;
-  if (Status st = Guarded::make(size_t(s.n) * in, guard, guard, &o->b); !st.ok()) return st;
-  if (Status st = Guarded::make(size_t(s.m) * s.n * size_t(dtype_size(s.outdtype)), y_guard_before, guard, &o->y); !st.ok()) return st;
-  o->xv = {o->x.data(), s.m, s.k, s.k, s.dtype};
-  o->wv = {o->w.data(), s.n, s.k, s.k, s.dtype};
-  o->yv = {o->y.data(), s.m, s.n, s.n, s.outdtype};
-  o->bv = {o->b.data(), s.n, s.dtype};
-  // Scaled so that sums over long K stay O(1): a bf16 output's rounding then stays far inside the
-  // tolerance, and any error the comparison finds is an addressing error, not precision.
-  const float scale = std::min(1.0f, 8.0f / std::sqrt(float(std::max<int64_t>(s.k, 1))));
-  if (Status st = fill_random(o->xv, seed, stream, scale); !st.ok()) return st;
-  if (Status st = fill_random(o->wv, seed + 1, stream, scale); !st.ok()) return st;
-  if (Status st = fill_random(o->b.data(), s.dtype, s.n, seed + 2, stream); !st.ok()) return st;
-  return poison(o->yv, stream);
-}
+GuardedCase guarded_case(const Shape& s) { return {s.m, s.n, s.k, s.dtype, s.outdtype, s.bias ? 1 : 0}; }
 
 Shape shape(int64_t m, int64_t n, int64_t k, bool bias = true) { return {m, n, k, bias, DType::bf16, DType::bf16, false, false}; }
 
@@ -105,8 +62,8 @@ std::vector<SweepCase> sweep_cases(const Kernel& k) {
 Status run_sweep_case(Dispatcher& d, const SweepCase& c, cudaStream_t stream, SweepResult* out) {
   *out = SweepResult{};
   out->c = c;
-  GuardedOperands o;
-  if (Status s = make_operands(c.shape, 4242 + uint64_t(c.shape.m), size_t(1) << 20, size_t(1) << 20, stream, &o); !s.ok()) {
+  GuardedProblem o;
+  if (Status s = make_guarded(guarded_case(c.shape), 4242 + uint64_t(c.shape.m), &o, size_t(1) << 20, size_t(1) << 20, stream); !s.ok()) {
     out->error = s.to_string();
     return Status::Ok();
   }
@@ -161,10 +118,10 @@ Status run_repro_row(const Kernel& kernel, const std::string& table_path, int64_
   out->kernel = kernel.name();
   const Shape s = shape(m, 6144, 1280);
   out->above = __int128(m) * s.n >= (__int128(1) << 31);
-  // A wrapped int32 offset is in [-2^31, 2^31) elements from Y: 4 GiB of bf16 before it, plus margin.
   const size_t before = (size_t(1) << 32) + (size_t(64) << 20);
-  GuardedOperands o;
-  if (Status st = make_operands(s, 777 + uint64_t(m), size_t(64) << 20, before, stream, &o); !st.ok()) return st;
+  // A wrapped int32 offset is in [-2^31, 2^31) elements from Y: 4 GiB of bf16 before it, plus margin.
+  GuardedProblem o;
+  if (Status st = make_guarded(guarded_case(s), 777 + uint64_t(m), &o, size_t(64) << 20, before, stream); !st.ok()) return st;
   GemmArgs a = o.args();
   DispatcherOptions opts;
   opts.table_paths = {table_path};

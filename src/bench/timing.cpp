@@ -1,9 +1,78 @@
 #include "bench/timing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace tgemm::bench {
+
+namespace {
+
+// Graph mode: a graph's replay should last at least this long, so that the graph launch's own cost and the
+// events' resolution (~0.5 us) stay below 1% of a sample.
+constexpr double kMinGraphSampleUs = 300;
+constexpr int kMaxGraphLength = 1024;
+
+Status cuda_status(cudaError_t e, const std::string& what) {
+  return e == cudaSuccess ? Status::Ok() : Status{StatusCode::cuda_error, what + ": " + cudaGetErrorString(e)};
+}
+
+// Rounds of samples, interleaved: enqueue(j, round) puts candidate j's sample on the stream; each sample is
+// bracketed by its own events. us[j][round] is the sample's time, or -1 where it did not run.
+Status time_rounds(size_t n, int rounds, const std::function<Status(size_t, int)>& enqueue, cudaStream_t stream,
+                   std::vector<bool>* alive, std::vector<Timing>* out, std::vector<std::vector<double>>* us) {
+  std::vector<cudaEvent_t> ev(2 * n * size_t(rounds));
+  for (auto& e : ev) cudaEventCreate(&e);
+  us->assign(n, std::vector<double>(size_t(rounds), -1));
+  std::vector<std::vector<bool>> ran(n, std::vector<bool>(size_t(rounds), false));
+  for (int i = 0; i < rounds; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      if (!(*alive)[j]) continue;
+      size_t at = 2 * (size_t(i) * n + j);
+      cudaEventRecord(ev[at], stream);
+      Status s = enqueue(j, i);
+      cudaEventRecord(ev[at + 1], stream);
+      if (!s.ok()) (*alive)[j] = false, (*out)[j].status = s;
+      else ran[j][size_t(i)] = true;
+    }
+  cudaError_t e = cudaStreamSynchronize(stream);
+  if (e == cudaSuccess)
+    for (int i = 0; i < rounds; ++i)
+      for (size_t j = 0; j < n; ++j)
+        if (ran[j][size_t(i)]) {
+          float ms = 0;
+          size_t at = 2 * (size_t(i) * n + j);
+          cudaEventElapsedTime(&ms, ev[at], ev[at + 1]);
+          (*us)[j][size_t(i)] = double(ms) * 1e3;
+        }
+  for (auto& x : ev) cudaEventDestroy(x);
+  return cuda_status(e, "timed runs");
+}
+
+// Captures `length` launches of `launch` (operand sets 0, 1, ... mod rotations) into an executable graph.
+Status capture(const Launch& launch, int length, int rotations, cudaStream_t stream, cudaGraphExec_t* exec) {
+  *exec = nullptr;
+  if (Status s = cuda_status(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture"); !s.ok()) return s;
+  Status st = Status::Ok();
+  for (int t = 0; t < length && st.ok(); ++t) st = launch(t % rotations, stream);
+  cudaGraph_t g = nullptr;
+  cudaError_t e = cudaStreamEndCapture(stream, &g);
+  if (st.ok()) st = cuda_status(e, "capture");
+  if (st.ok()) st = cuda_status(cudaGraphInstantiate(exec, g, 0), "instantiate graph");
+  if (g) cudaGraphDestroy(g);
+  return st;
+}
+
+}  // namespace
+
+const char* timing_mode_name(TimingMode m) { return m == TimingMode::graph ? "graph replay" : "plain launches"; }
+
+bool parse_timing_mode(const std::string& s, TimingMode* out) {
+  if (s == "graph") *out = TimingMode::graph;
+  else if (s == "plain") *out = TimingMode::plain;
+  else return false;
+  return true;
+}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -18,42 +87,53 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
   out->assign(n, Timing{});
   rotations = std::max(rotations, 1);
   std::vector<bool> alive(n, true);
-  // Warm-up: module load, heuristics, workspace growth stay out of the numbers.
+  // One counter over all launches: the next launch, whichever candidate, takes the next operand set.
+  long long seq = 0;
+  auto plain = [&](size_t j, int) { return launches[j](int(seq++ % rotations), stream); };
+  // Warm-up: module load, heuristics, workspace growth stay out of the numbers (and out of any graph).
   for (int w = 0; w < opt.warmup; ++w)
     for (size_t j = 0; j < n; ++j)
-      if (alive[j]) {
-        Status s = launches[j](w % rotations, stream);
-        if (!s.ok()) alive[j] = false, (*out)[j].status = s;
-      }
-  if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
-    return {StatusCode::cuda_error, std::string("warm-up: ") + cudaGetErrorString(e)};
+      if (alive[j])
+        if (Status s = plain(j, w); !s.ok()) alive[j] = false, (*out)[j].status = s;
+  if (Status s = cuda_status(cudaStreamSynchronize(stream), "warm-up"); !s.ok()) return s;
+
   const int iters = std::max(opt.iters, 1);
-  std::vector<cudaEvent_t> ev(2 * n * size_t(iters));
-  for (auto& e : ev) cudaEventCreate(&e);
-  std::vector<std::vector<bool>> ran(n, std::vector<bool>(size_t(iters), false));
-  for (int i = 0; i < iters; ++i)
-    for (size_t j = 0; j < n; ++j) {
+  std::vector<std::vector<double>> us;
+  std::vector<int> length(n, 1);
+  std::vector<cudaGraphExec_t> exec(n, nullptr);
+  Status st = Status::Ok();
+  if (opt.mode == TimingMode::plain) {
+    st = time_rounds(n, iters, plain, stream, &alive, out, &us);
+  } else {
+    // Graph length from a plain estimate; a multiple of `rotations`, so every operand set is read once per
+    // cycle and the graph after this one starts on a set the last `rotations - 1` launches did not touch.
+    std::vector<std::vector<double>> est;
+    st = time_rounds(n, 2, plain, stream, &alive, out, &est);
+    for (size_t j = 0; j < n && st.ok(); ++j) {
       if (!alive[j]) continue;
-      size_t at = 2 * (size_t(i) * n + j);
-      cudaEventRecord(ev[at], stream);
-      Status s = launches[j]((opt.warmup + i) % rotations, stream);
-      cudaEventRecord(ev[at + 1], stream);
-      if (!s.ok()) alive[j] = false, (*out)[j].status = s;
-      else ran[j][size_t(i)] = true;
+      double t = std::max(0.5, std::min(est[j][0] > 0 ? est[j][0] : 1e9, est[j][1] > 0 ? est[j][1] : 1e9));
+      int want = int(std::min<double>(kMaxGraphLength, std::ceil(kMinGraphSampleUs / t)));
+      length[j] = rotations * std::max(1, (want + rotations - 1) / rotations);
+      if (Status s = capture(launches[j], length[j], rotations, stream, &exec[j]); !s.ok()) {
+        alive[j] = false, (*out)[j].status = s;
+        cudaGetLastError();  // a failed capture leaves no sticky error; clear the last-error slot
+        continue;
+      }
+      (*out)[j].launches_per_sample = length[j];
+      st = cuda_status(cudaGraphLaunch(exec[j], stream), "graph warm-up");  // uploads the graph
     }
-  cudaError_t e = cudaStreamSynchronize(stream);
-  std::vector<std::vector<double>> us(n, std::vector<double>(size_t(iters), -1));
-  if (e == cudaSuccess)
-    for (int i = 0; i < iters; ++i)
+    if (st.ok()) st = cuda_status(cudaStreamSynchronize(stream), "graph warm-up");
+    if (st.ok())
+      st = time_rounds(n, iters, [&](size_t j, int) { return cuda_status(cudaGraphLaunch(exec[j], stream), "graph launch"); },
+                       stream, &alive, out, &us);
+    for (cudaGraphExec_t g : exec)
+      if (g) cudaGraphExecDestroy(g);
+    if (st.ok())
       for (size_t j = 0; j < n; ++j)
-        if (ran[j][size_t(i)]) {
-          float ms = 0;
-          size_t at = 2 * (size_t(i) * n + j);
-          cudaEventElapsedTime(&ms, ev[at], ev[at + 1]);
-          us[j][size_t(i)] = double(ms) * 1e3;
-        }
-  for (auto& x : ev) cudaEventDestroy(x);
-  if (e != cudaSuccess) return {StatusCode::cuda_error, std::string("timed runs: ") + cudaGetErrorString(e)};
+        for (double& t : us[j])
+          if (t > 0) t /= length[j];
+  }
+  if (!st.ok()) return st;
   for (size_t j = 0; j < n; ++j) {
     std::vector<double> mine, ratios;
     for (int i = 0; i < iters; ++i) {
@@ -64,7 +144,7 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
     }
     Timing& t = (*out)[j];
     if (mine.empty()) continue;
-    t.ok = (*out)[j].status.ok();
+    t.ok = t.status.ok();
     t.median_us = median(mine);
     t.min_us = *std::min_element(mine.begin(), mine.end());
     t.ratio_vs_first = ratios.empty() ? 0 : median(ratios);

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "tgemm/types.h"
@@ -13,20 +14,35 @@ namespace tgemm::bench {
 // Enqueues one run on `stream` using operand set `rotation` (of `rotations`).
 using Launch = std::function<Status(int rotation, cudaStream_t stream)>;
 
+enum class TimingMode {
+  // Each sample is one launch bracketed by events: what an engine that launches kernel by kernel sees,
+  // launch gaps included.
+  plain,
+  // Each sample replays a CUDA graph of back-to-back launches (each on the next operand set): what an engine
+  // that replays graphs sees — no launch gaps, no host overhead.
+  graph,
+};
+
 struct TimingOptions {
   int warmup = 5;
   int iters = 30;
+  TimingMode mode = TimingMode::plain;
 };
 
+const char* timing_mode_name(TimingMode m);
+bool parse_timing_mode(const std::string& s, TimingMode* out);  // "graph" or "plain"
+
 struct Timing {
-  double median_us = 0, min_us = 0;
-  double ratio_vs_first = 1;  // median over iterations of (this / launches[0]) from the same round
+  double median_us = 0, min_us = 0;   // per launch
+  double ratio_vs_first = 1;          // median over rounds of (this / launches[0]) from the same round
+  int launches_per_sample = 1;        // graph mode: the graph's length
   bool ok = false;
   Status status;
 };
 
-// Times the launches interleaved (A B C A B C ...), each sample bracketed by events, so that drift of the
-// card's clocks hits every launch alike. A launch that fails is reported and left out of later rounds.
+// Times the launches interleaved (A B C A B C ...), so that drift of the card's clocks hits every launch alike.
+// Consecutive launches use consecutive operand sets (mod `rotations`), so no launch finds the inputs of the one
+// before it in L2. A launch that fails is reported and left out of later rounds.
 Status time_interleaved(const std::vector<Launch>& launches, int rotations, const TimingOptions& opt, cudaStream_t stream,
                         std::vector<Timing>* out);
 

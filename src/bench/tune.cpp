@@ -7,12 +7,14 @@
 
 namespace tgemm::bench {
 
-std::vector<const Kernel*> tune_candidates(const Problem& p, const TuneOptions& opt) {
-  std::vector<const Kernel*> out;
+std::vector<Plan> tune_candidates(const Dispatcher& d, const Problem& p, const DeviceInfo& dev, const TuneOptions& opt) {
+  std::vector<Plan> out;
   for (const Kernel* k : Registry::get().all()) {
     if (std::find(opt.backends.begin(), opt.backends.end(), k->backend()) == opt.backends.end()) continue;
     if (std::find(opt.skip.begin(), opt.skip.end(), k->name()) != opt.skip.end()) continue;
-    if (k->can_implement(p).ok()) out.push_back(k);
+    // make_plan with the kernel forced: whole if it can, else split; another kernel if neither.
+    Plan pl = d.make_plan(p, dev, k->name());
+    if (pl.status.ok() && pl.kernel == k) out.push_back(std::move(pl));
   }
   return out;
 }
@@ -27,40 +29,42 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
   DispatcherOptions dopt;
   dopt.load_default_tables = false;
   if (Status st = Dispatcher::create(dopt, &d); !st.ok()) return st;
-  std::vector<const Kernel*> cands = tune_candidates(args.p, opt);
+  const std::vector<Plan> cands = tune_candidates(*d, args.p, DeviceInfo::current(), opt);
   // 1. Each candidate once, alone, against the reference: a faulting kernel shows here, before timing.
-  std::vector<const Kernel*> passed;
-  for (const Kernel* k : cands) {
+  std::vector<const Plan*> passed;
+  for (const Plan& pl : cands) {
+    const Kernel* k = pl.kernel;
     if (on_begin) on_begin(k->name());
     CandidateResult r;
     r.kernel = k->name();
     r.backend = k->backend();
+    r.pieces = int(pl.pieces.size());
     Compare c;
     Status st = poison(o.yv(), stream);
-    if (st.ok()) st = launch_kernel(*d, *k, o)(0, stream);
+    if (st.ok()) st = launch_plan(*d, pl, o)(0, stream);
     if (st.ok()) {
       cudaError_t e = cudaStreamSynchronize(stream);
       if (e != cudaSuccess) return {StatusCode::cuda_error, k->name() + " faulted: " + cudaGetErrorString(e)};
-      // Sampled rows keep the reference's cost bounded on big shapes.
-      st = compare(args, default_tol(s.outdtype), &c, stream, int64_t(1) << 22);
+      // Sampled rows keep the reference's cost bounded on big shapes; piece edges are among them.
+      st = compare(args, default_tol(s.outdtype), &c, stream, int64_t(1) << 22, pl.pieces.size() > 1 ? pl.pieces[0].m : 0);
     }
     r.err_ratio = c.err_ratio();
     r.rel_l2 = c.rel_l2();
     if (!st.ok()) r.note = st.to_string();
     else if (r.err_ratio > opt.max_err_ratio) r.note = "err_ratio " + std::to_string(r.err_ratio) + " > " + std::to_string(opt.max_err_ratio);
-    else passed.push_back(k);
+    else passed.push_back(&pl);
     r.ok = r.note.empty();
     out->push_back(r);
   }
   // 2. The passing candidates timed interleaved, so clock drift hits them alike.
   std::vector<Launch> launches;
-  for (const Kernel* k : passed) launches.push_back(launch_kernel(*d, *k, o));
+  for (const Plan* pl : passed) launches.push_back(launch_plan(*d, *pl, o));
   std::vector<Timing> t;
   if (!launches.empty())
     if (Status st = time_interleaved(launches, o.rotations, opt.timing, stream, &t); !st.ok()) return st;
   for (size_t i = 0; i < passed.size(); ++i)
     for (CandidateResult& r : *out)
-      if (r.kernel == passed[i]->name()) {
+      if (r.kernel == passed[i]->kernel->name()) {
         r.us = t[i].median_us;
         if (!t[i].ok) r.ok = false, r.note = t[i].status.to_string();
       }

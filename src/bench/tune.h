@@ -15,7 +15,7 @@ namespace tgemm::bench {
 
 struct TuneOptions {
   std::vector<Backend> backends = {Backend::sm90, Backend::skinny, Backend::cublaslt};
-  TimingOptions timing{10, 50};
+  TimingOptions timing{10, 50, TimingMode::graph};
   double max_err_ratio = 0.05;
   std::vector<std::string> skip;  // kernels known to fault or hang on this shape
 };
@@ -23,14 +23,16 @@ struct TuneOptions {
 struct CandidateResult {
   std::string kernel;
   Backend backend = Backend::cublaslt;
+  int pieces = 1;         // > 1: the kernel cannot address the whole problem and ran as the dispatcher splits it
   bool ok = false;        // ran, and err_ratio within the limit
   double us = 0;
   double err_ratio = 1, rel_l2 = 0;
   std::string note;       // why not ok
 };
 
-// The kernels of the chosen backends that can implement `p`.
-std::vector<const Kernel*> tune_candidates(const Problem& p, const TuneOptions& opt);
+// One plan per kernel of the chosen backends that can run `p`: whole, or split into the pieces the dispatcher
+// would make for it (a table row naming a kernel that cannot address the whole problem runs split).
+std::vector<Plan> tune_candidates(const Dispatcher& d, const Problem& p, const DeviceInfo& dev, const TuneOptions& opt);
 
 // `on_begin(kernel)` is called before each candidate first runs (a worker prints it, so a parent that sees
 // the worker die knows which candidate did it).

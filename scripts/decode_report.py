@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Decode (small-M) report for issue 4, from `tgemm bench` and `tgemm tune` output of one device run.
+
+    python3 scripts/decode_report.py --bench graph=bench_decode_graph.csv --bench plain=bench_decode_plain.csv \
+        --copy-gbps 4272 [--profile tune_profile.csv] [-o report.md]
+
+Per shape and timing mode: tgemm's row (`--what`, default `tgemm mm`) in TB/s, its % of the copy bandwidth
+(bytes = W + X + Y once, as `tgemm bench` counts them), x cuBLASLt, and cuBLASLt's own % of copy. Checks the
+targets: >= 85% of copy where N*K >= 16M, >= 1.0x cuBLASLt everywhere; lists the shapes where cuBLASLt is below
+70% of copy. With --profile (the tuner's every-candidate times), the crossover per layer: the smallest M from
+which the best sm90 kernel beats the best skinny kernel.
+"""
+import argparse
+import csv
+import re
+import sys
+from collections import defaultdict
+
+BW_TARGET = 0.85
+CUBLASLT_LOW = 0.70
+BIG_NK = 16 * 1024 * 1024
+
+
+def shape_key(r):
+    return (int(r["M"]), int(r["N"]), int(r["K"]), r["bias"])
+
+
+def read_bench(path, what):
+    """{shape: (ours_row, cublaslt_row)} from a `tgemm bench --csv` file."""
+    ours, lt = {}, {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["what"] == what:
+                ours[shape_key(r)] = r
+            elif r["what"] == "cublaslt":
+                lt[shape_key(r)] = r
+    return {k: (ours[k], lt.get(k)) for k in ours}
+
+
+def copy_from_log(path):
+    with open(path) as f:
+        m = re.search(r"D2D copy (\d+) GB/s", f.read())
+    if not m:
+        sys.exit("no 'D2D copy ... GB/s' line in %s" % path)
+    return float(m.group(1))
+
+
+def crossover(profile):
+    """{(N, K, bias): [(M, best skinny us, best sm90 us)]} from the tuner's profile."""
+    best = defaultdict(dict)  # (shape) -> backend -> us
+    with open(profile, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["ok"] != "1" or float(r["us"]) <= 0 or r["libtype"] not in ("skinny", "sm90"):
+                continue
+            k = shape_key(r)
+            us = float(r["us"])
+            if us < best[k].get(r["libtype"], 1e30):
+                best[k][r["libtype"]] = us
+    layers = defaultdict(list)
+    for (m, n, kk, bias), b in best.items():
+        layers[(n, kk, bias)].append((m, b.get("skinny"), b.get("sm90")))
+    return {k: sorted(v) for k, v in layers.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", action="append", required=True, help="MODE=bench.csv (e.g. graph=..., plain=...)")
+    ap.add_argument("--copy-gbps", type=float, help="measured copy bandwidth (read + write), GB/s")
+    ap.add_argument("--copy-from-log", help="a `tgemm bench` log holding the 'D2D copy N GB/s' ceiling line")
+    ap.add_argument("--profile", help="tune profile CSV, for the sm90/skinny crossover")
+    ap.add_argument("--what", default="tgemm mm")
+    ap.add_argument("-o", "--out")
+    a = ap.parse_args()
+    copy = a.copy_gbps or (copy_from_log(a.copy_from_log) if a.copy_from_log else None)
+    if not copy:
+        sys.exit("give --copy-gbps or --copy-from-log")
+    out = []
+    p = out.append
+    p("# Decode shapes: bandwidth and x cuBLASLt\n")
+    p("Copy bandwidth (same run): %.0f GB/s; target %.0f%% = %.0f GB/s where N*K >= 16M; >= 1.0x cuBLASLt everywhere.\n"
+      % (copy, 100 * BW_TARGET, BW_TARGET * copy))
+    verdict = []
+    for spec in a.bench:
+        mode, path = spec.split("=", 1)
+        rows = read_bench(path, a.what)
+        p("\n## %s\n" % mode)
+        p("| M | N | K | kernel | us | TB/s | % copy | x cuBLASLt | cuBLASLt % copy |")
+        p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        miss_bw, miss_x, low_lt = [], [], []
+        for k in sorted(rows, key=lambda k: (k[1], k[2], k[0])):
+            r, lt = rows[k]
+            bw = float(r["bw"])
+            frac = bw / copy
+            x = float(r["x_cublaslt"])
+            ltfrac = float(lt["bw"]) / copy if lt else float("nan")
+            m, n, kk, _ = k
+            p("| %d | %d | %d | %s | %.1f | %.2f | %.0f%% | %.3f | %.0f%% |"
+              % (m, n, kk, r["kernel"], float(r["us"]), bw / 1e3, 100 * frac, x, 100 * ltfrac))
+            if n * kk >= BIG_NK and frac < BW_TARGET:
+                miss_bw.append("%dx%dx%d (%.0f%%)" % (m, n, kk, 100 * frac))
+            if x < 1.0:
+                miss_x.append("%dx%dx%d (%.3fx)" % (m, n, kk, x))
+            if lt and ltfrac < CUBLASLT_LOW:
+                low_lt.append("%dx%dx%d: cuBLASLt %.0f%%, tgemm %.0f%%" % (m, n, kk, 100 * ltfrac, 100 * frac))
+        big = sum(1 for k in rows if k[1] * k[2] >= BIG_NK)
+        p("\n- >= %.0f%% of copy where N*K >= 16M: %d of %d shapes%s" % (100 * BW_TARGET, big - len(miss_bw), big,
+          ("; below: " + ", ".join(miss_bw)) if miss_bw else ""))
+        p("- >= 1.0x cuBLASLt: %d of %d shapes%s" % (len(rows) - len(miss_x), len(rows),
+          ("; below: " + ", ".join(miss_x)) if miss_x else ""))
+        p("- cuBLASLt below %.0f%% of copy: %s" % (100 * CUBLASLT_LOW, "; ".join(low_lt) if low_lt else "none"))
+        verdict.append((mode, not miss_bw, not miss_x))
+    if a.profile:
+        p("\n## Crossover: smallest M from which the best sm90 kernel beats the best skinny kernel (tuner's times)\n")
+        p("| N | K | bias | crossover M | best skinny / best sm90 us at each M |")
+        p("| --- | --- | --- | --- | --- |")
+        for (n, kk, bias), v in sorted(crossover(a.profile).items()):
+            both = [(m, s, g) for m, s, g in v if s and g]
+            if not both:
+                continue
+            cross = next((m for i, (m, s, g) in enumerate(both) if all(g2 < s2 for _, s2, g2 in both[i:])), None)
+            detail = ", ".join("M=%d %.1f/%.1f" % (m, s, g) for m, s, g in both)
+            p("| %d | %d | %s | %s | %s |" % (n, kk, bias, cross if cross else "> %d" % both[-1][0], detail))
+    text = "\n".join(out) + "\n"
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+    sys.stdout.write(text)
+    for mode, bw_ok, x_ok in verdict:
+        print("%s: bandwidth target %s, x cuBLASLt target %s" % (mode, "met" if bw_ok else "NOT met", "met" if x_ok else "NOT met"))
+
+
+if __name__ == "__main__":
+    main()
