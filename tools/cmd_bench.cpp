@@ -101,7 +101,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
       std::fprintf(stderr, "tgemm bench: cannot write %s\n", a.str("--csv").c_str());
       return 1;
     }
-    csv << "M,N,K,bias,dtype,outdtype,what,kernel,pieces,us,tflops,bw,x_cublaslt,cublaslt_us,rel_l2,err_ratio,unwritten\n";
+    csv << "M,N,K,bias,dtype,outdtype,what,kernel,pieces,us,tflops,bw,x_cublaslt,cublaslt_us,rel_l2,err_ratio,unwritten,max_rel\n";
   }
   std::printf("%8s %6s %6s %4s %-5s | %-28s %9s %8s %8s %8s %10s | %s\n", "M", "N", "K", "bias", "dtype", "what", "us",
               "TFLOP/s", "GB/s", "x cuBLAS", "rel_err", "plan");
@@ -183,7 +183,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
         csv << sh.m << "," << sh.n << "," << sh.k << "," << (sh.bias ? "True" : "False") << "," << dtype_torch_name(sh.dtype) << ","
             << dtype_torch_name(sh.outdtype) << "," << r.what << ","
             << (r.plan.kernel ? r.plan.kernel->name() : "none") << "," << r.plan.pieces.size() << "," << us << "," << tflops << ","
-            << bw << "," << x << "," << t[0].median_us << "," << c.rel_l2() << "," << c.err_ratio() << "," << c.unwritten << "\n";
+            << bw << "," << x << "," << t[0].median_us << "," << c.rel_l2() << "," << c.err_ratio() << "," << c.unwritten << "," << c.max_rel << "\n";
     }
     std::fflush(stdout);
   }

@@ -81,7 +81,7 @@ struct Worker {
 
 // Hidden subcommand: tgemm tune --worker --libtype L --warmup W --iters I --err-ratio E --timing T.
 // Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout:
-// "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <pieces> <note>", "done <i>", "error <i> <msg>".
+// "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <note>", "done <i>", "error <i> <msg>".
 int cmd_tune_worker(const std::vector<std::string>& argv) {
   Args a(argv, {}, {"--libtype", "--warmup", "--iters", "--err-ratio", "--timing"});
   bench::TuneOptions opt;
@@ -120,7 +120,7 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
       return 3;
     }
     for (const auto& r : res)
-      std::printf("cand %ld %s %d %.4f %.6f %.3e %d %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2, r.pieces,
+      std::printf("cand %ld %s %d %.4f %.6f %.3e %.3e %d %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2, r.max_rel, r.pieces,
                   one_line(r.note).c_str());
     std::printf("done %ld\n", i);
   }
@@ -206,7 +206,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
   if (a.has("--profile-file")) {
     bool fresh = !std::filesystem::exists(a.str("--profile-file"));
     profile.open(a.str("--profile-file"), std::ios::app);
-    if (fresh) profile << shapes_header() << ",kernel,libtype,ok,us,err_ratio,rel_l2,pieces,note\n";
+    if (fresh) profile << shapes_header() << ",kernel,libtype,ok,us,err_ratio,rel_l2,max_rel,pieces,note\n";
   }
   std::deque<size_t> todo;
   for (size_t i = 0; i < shapes.size(); ++i) todo.push_back(i);
@@ -295,9 +295,9 @@ int cmd_tune(const std::vector<std::string>& argv) {
     for (const auto& r : w.results)
       if (profile)
         profile << format_shape(s) << "," << r.kernel << "," << backend_name(r.backend) << "," << (r.ok ? 1 : 0) << "," << r.us << ","
-                << r.err_ratio << "," << r.rel_l2 << "," << r.pieces << "," << one_line(r.note) << "\n";
+                << r.err_ratio << "," << r.rel_l2 << "," << r.max_rel << "," << r.pieces << "," << one_line(r.note) << "\n";
     for (const std::string& k : skip[gi])
-      if (profile) profile << format_shape(s) << "," << k << ",-,0,0,1,0,0,faulted or hung\n";
+      if (profile) profile << format_shape(s) << "," << k << ",-,0,0,1,0,0,0,faulted or hung\n";
     TableRow row;
     if (bench::best_row(s, w.results, dev, &row)) {
       row.file = out_path;
@@ -375,7 +375,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
           } else if (tag == "cand") {
             bench::CandidateResult r;
             int ok = 0;
-            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2 >> r.pieces;
+            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2 >> r.max_rel >> r.pieces;
             std::getline(ls, r.note);
             r.ok = ok != 0;
             if (const Kernel* k = find_kernel(r.kernel)) r.backend = k->backend();

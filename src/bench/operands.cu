@@ -42,14 +42,14 @@ __global__ void count_not_byte(const uint8_t* p, int64_t n, uint8_t want, unsign
 struct CompareAcc {
   unsigned long long checked, unwritten, not_close;
   double err_sq, ref_sq;
-  unsigned long long max_abs_bits;  // non-negative doubles order like their bits
+  unsigned long long max_abs_bits, max_rel_bits;  // non-negative doubles order like their bits
 };
 
 template <class Out>
 __global__ void compare_kernel(const Out* __restrict__ y, int64_t ldy, const float* __restrict__ ref, int64_t rows,
                                int64_t n, double tol, CompareAcc* acc) {
   unsigned long long unwritten = 0, not_close = 0, checked = 0;
-  double err_sq = 0, ref_sq = 0, max_abs = 0;
+  double err_sq = 0, ref_sq = 0, max_abs = 0, max_rel = 0;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows * n; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t r = i / n, c = i % n;
     float v = to_float(y[r * ldy + c]);
@@ -63,6 +63,7 @@ __global__ void compare_kernel(const Out* __restrict__ y, int64_t ldy, const flo
     err_sq += d * d;
     ref_sq += double(want) * double(want);
     max_abs = fmax(max_abs, fabs(d));
+    max_rel = fmax(max_rel, fabs(d) / (tol + fabs(double(want))));
     if (fabs(d) > tol + tol * fabs(double(want))) ++not_close;
   }
   atomicAdd(&acc->checked, checked);
@@ -71,6 +72,7 @@ __global__ void compare_kernel(const Out* __restrict__ y, int64_t ldy, const flo
   atomicAdd(&acc->err_sq, err_sq);
   atomicAdd(&acc->ref_sq, ref_sq);
   atomicMax(&acc->max_abs_bits, (unsigned long long)__double_as_longlong(max_abs));
+  atomicMax(&acc->max_rel_bits, (unsigned long long)__double_as_longlong(max_rel));
 }
 
 // One block per row chunk; a row counts once however many NaNs it holds.
@@ -223,11 +225,12 @@ void Compare::add(const Compare& o) {
   err_sq += o.err_sq;
   ref_sq += o.ref_sq;
   max_abs = std::max(max_abs, o.max_abs);
+  max_rel = std::max(max_rel, o.max_rel);
 }
 
 std::string Compare::to_string() const {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "rel_l2=%.3e max_abs=%.3e unwritten/NaN=%lld not_close=%lld of %lld", rel_l2(), max_abs,
+  std::snprintf(buf, sizeof buf, "rel_l2=%.3e max_abs=%.3e max_rel=%.3e unwritten/NaN=%lld not_close=%lld of %lld", rel_l2(), max_abs, max_rel,
                 (long long)unwritten, (long long)not_close, (long long)checked);
   return buf;
 }
@@ -265,8 +268,8 @@ Status compare_rows(const GemmArgs& a, int64_t row0, int64_t rows, double tol, C
   c.not_close = int64_t(h.not_close);
   c.err_sq = h.err_sq;
   c.ref_sq = h.ref_sq;
-  uint64_t bits = h.max_abs_bits;
-  std::memcpy(&c.max_abs, &bits, sizeof bits);
+  std::memcpy(&c.max_abs, &h.max_abs_bits, sizeof c.max_abs);
+  std::memcpy(&c.max_rel, &h.max_rel_bits, sizeof c.max_rel);
   out->add(c);
   return Status::Ok();
 }

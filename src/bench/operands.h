@@ -76,6 +76,7 @@ struct Compare {
   int64_t unwritten = 0;   // NaN (still poisoned, or computed NaN)
   int64_t not_close = 0;   // fail isclose(y, ref, rtol, atol)
   double err_sq = 0, ref_sq = 0, max_abs = 0;
+  double max_rel = 0;      // max |y - ref| / (tol + |ref|): isclose fails where this exceeds 1
   double rel_l2() const;   // ||y - ref|| / ||ref||
   double err_ratio() const { return checked ? double(not_close + unwritten) / double(checked) : 0; }
   void add(const Compare& o);

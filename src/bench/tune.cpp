@@ -50,6 +50,7 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
     }
     r.err_ratio = c.err_ratio();
     r.rel_l2 = c.rel_l2();
+    r.max_rel = c.max_rel;
     if (!st.ok()) r.note = st.to_string();
     else if (r.err_ratio > opt.max_err_ratio) r.note = "err_ratio " + std::to_string(r.err_ratio) + " > " + std::to_string(opt.max_err_ratio);
     else passed.push_back(&pl);

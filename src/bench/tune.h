@@ -26,7 +26,7 @@ struct CandidateResult {
   int pieces = 1;         // > 1: the kernel cannot address the whole problem and ran as the dispatcher splits it
   bool ok = false;        // ran, and err_ratio within the limit
   double us = 0;
-  double err_ratio = 1, rel_l2 = 0;
+  double err_ratio = 1, rel_l2 = 0, max_rel = 0;
   std::string note;       // why not ok
 };
 
