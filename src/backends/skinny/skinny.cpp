@@ -6,6 +6,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,15 @@ int device_sm_count() {
   return v;
 }
 
+// TGEMM_SKINNY_PDL=0 launches without the programmatic-dependency attribute (for A/B measurements).
+bool pdl_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("TGEMM_SKINNY_PDL");
+    return !(e && e[0] == '0');
+  }();
+  return on;
+}
+
 class SkinnyKernel final : public Kernel {
  public:
   SkinnyKernel(const Config& cfg, const void* fn) : cfg_(cfg), name_(cfg.name()), limits_(cfg.limits()), fn_(fn) {}
@@ -55,7 +65,7 @@ class SkinnyKernel final : public Kernel {
   // The launch this kernel makes for `p` on a GPU with `sms` SMs (exposed for `explain` and tests).
   LaunchShape shape(const Problem& p, int sms) const {
     int split = cfg_.split_k;
-    if (split <= 0) split = auto_split(p.m, p.n, p.k, cfg_.max_wk(), sms, kBlocksPerSm, cfg_.unroll());
+    if (split <= 0) split = auto_split(p.m, p.n, p.k, cfg_.max_wk(), sms, kBlocksPerSm, cfg_.depth());
     return launch_shape(p.n, p.k, split, cfg_.max_wk());
   }
 
@@ -94,15 +104,24 @@ class SkinnyKernel final : public Kernel {
     lc.blockDim = dim3(kThreads, 1, 1);
     lc.dynamicSmemBytes = 0;
     lc.stream = stream;
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr[2];
+    unsigned na = 0;
     if (sh.s > 1) {
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = unsigned(sh.s);
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = 1;
-      lc.attrs = attr;
-      lc.numAttrs = 1;
+      attr[na].id = cudaLaunchAttributeClusterDimension;
+      attr[na].val.clusterDim.x = unsigned(sh.s);
+      attr[na].val.clusterDim.y = 1;
+      attr[na].val.clusterDim.z = 1;
+      ++na;
     }
+    // Programmatic dependent launch: the kernel warms L2 with its first W bytes and lets the next grid start
+    // before it waits on the previous one (griddepcontrol in skinny_kernel.cuh); X and Y wait as before.
+    if (pdl_enabled()) {
+      attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[na].val.programmaticStreamSerializationAllowed = 1;
+      ++na;
+    }
+    lc.attrs = na ? attr : nullptr;
+    lc.numAttrs = na;
     void* args[] = {&prm};
     cudaError_t e = cudaLaunchKernelExC(&lc, fn_, args);
     if (e == cudaSuccess) e = cudaGetLastError();
@@ -172,15 +191,17 @@ void add_skinny_kernels(BackendKernels& out) {
     out.kernels.push_back(std::move(k));
   }
 
-  // Untuned default for M <= 64: the 16-byte kernel with the smallest M tile that holds M (split chosen per
-  // problem), then the element-load kernel for what the 16-byte one cannot address (odd K / ld, unaligned).
+  // Untuned default for M <= 64: the 16-byte kernel with the smallest M tile (at least 16) that holds M (split
+  // chosen per problem), then the element-load kernel for what the 16-byte one cannot address (odd K / ld, unaligned).
   out.defaults = [defs](const Problem& p) -> std::vector<const Kernel*> {
     if (p.m < 1 || p.m > 64 || p.n < 1 || p.k < 1) return {};
     int d = -1;
     if (p.in_dtype == DType::bf16) d = 0;
     if (p.in_dtype == DType::fp16) d = 1;
     if (d < 0) return {};
-    const int t = p.m <= 8 ? 0 : p.m <= 16 ? 1 : p.m <= 32 ? 2 : 3;
+    // M <= 8 also takes the m16 tile: its shallower load batches (depth 4 against 8) streamed W faster on the
+    // H200 at every decode shape measured under graph replay (issue 4); rows past M add no W traffic.
+    const int t = p.m <= 16 ? 1 : p.m <= 32 ? 2 : 3;
     std::vector<const Kernel*> v;
     if (defs->auto_vec[d][t]) v.push_back(defs->auto_vec[d][t]);
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);

@@ -25,8 +25,9 @@ inline constexpr int kStepK = 32;          // K elements per warp step (4 lanes 
 inline constexpr int kMaxCluster = 8;      // portable cluster size
 inline constexpr int kPartPad = 4;         // floats of padding per row of the partial-sum tile (bank spread)
 
-// Unrolled K steps per loop iteration (W loads in flight per thread = 2 * unroll, 16 bytes each).
-constexpr int unroll_for(int max_m, bool vec) { return !vec ? 4 : max_m <= 8 ? 8 : max_m <= 16 ? 6 : 4; }
+// K steps each warp keeps in flight (a ring of registers; W loads in flight per thread = 2 * depth, 16 bytes
+// each). Bounded by the 128 registers per thread that two resident blocks leave.
+constexpr int depth_for(int max_m, bool vec) { return !vec ? 2 : max_m <= 8 ? 8 : max_m <= 16 ? 4 : max_m <= 32 ? 6 : 3; }
 // Most warps along K in one block. Warps of a block that share a K slice share its X chunks through L1; warps
 // on different slices each pull X from L2, X bytes = M / (16 * WN) per W byte. Bigger M tiles keep WN larger
 // (X <= ~W/2 of L2 traffic) and take the rest of the split across cluster blocks.
@@ -40,7 +41,7 @@ struct Config {
   int split_k = 0;         // total K slices T (1, 2, 4, ... 64); 0 = chosen per problem
   bool vec = true;         // 16-byte loads (aligned, ld % 8 == 0); false = element loads, any alignment
 
-  int unroll() const { return unroll_for(max_m, vec); }
+  int depth() const { return depth_for(max_m, vec); }
   int max_wk() const { return max_wk_for(max_m, vec); }
   int max_split() const { return max_wk() * kMaxCluster; }
 
@@ -130,7 +131,7 @@ inline LaunchShape launch_shape(int64_t n, int64_t k, int split, int max_wk) {
 // split is "auto". Streams W in waves of resident blocks; a wave runs at the lesser of the DRAM bandwidth and
 // what its loads in flight can sustain (Little's law), and no faster than its warps' dependent round trips.
 inline double model_time_us(int64_t m, int64_t n, int64_t k, int split, int max_wk, int sms, int blocks_per_sm,
-                            int unroll) {
+                            int depth) {
   constexpr double kBw = 4.0e6;        // bytes per microsecond (~4 TB/s read)
   constexpr double kLatLoaded = 1.0;   // us, DRAM latency under load
   constexpr double kLatIdle = 0.6;     // us, per dependent round trip
@@ -145,8 +146,8 @@ inline double model_time_us(int64_t m, int64_t n, int64_t k, int split, int max_
   const int64_t block_k = sh.sps * kStepK * (int64_t(1) << sh.wk_log2);  // K elements one block covers
   const double block_bytes = double(rows) * double(block_k < k ? block_k : k) * 2.0;
   const int64_t per_warp_steps = sh.sps;
-  const double iters = double((per_warp_steps + unroll - 1) / unroll);
-  const double warp_inflight = 1024.0 * double(per_warp_steps < unroll ? per_warp_steps : unroll);
+  const double iters = double((per_warp_steps + depth - 1) / depth);
+  const double warp_inflight = 1024.0 * double(per_warp_steps < depth ? per_warp_steps : depth);
   const int64_t cap = int64_t(sms) * (blocks_per_sm > 0 ? blocks_per_sm : 1);
   auto wave_time = [&](int64_t wave) {
     const int64_t active_sms = wave < sms ? wave : sms;  // blocks spread one per SM first
@@ -170,13 +171,13 @@ inline double model_time_us(int64_t m, int64_t n, int64_t k, int split, int max_
 
 // The split the "auto" kernels use. Among the splits within 5% of the model's best, the smallest one that gives
 // every SM a block; if none does, the one with the most blocks.
-inline int auto_split(int64_t m, int64_t n, int64_t k, int max_wk, int sms, int blocks_per_sm, int unroll) {
+inline int auto_split(int64_t m, int64_t n, int64_t k, int max_wk, int sms, int blocks_per_sm, int depth) {
   const int64_t k_steps = (k + kStepK - 1) / kStepK;
   double t[16];
   int count = 0;
   double best = 1e30;
   for (int split = 1; split <= max_wk * kMaxCluster && (split == 1 || k_steps >= split); split *= 2, ++count) {
-    t[count] = model_time_us(m, n, k, split, max_wk, sms, blocks_per_sm, unroll);
+    t[count] = model_time_us(m, n, k, split, max_wk, sms, blocks_per_sm, depth);
     if (t[count] < best) best = t[count];
   }
   int pick = 0;

@@ -88,34 +88,56 @@ __device__ __forceinline__ uint4 ld_chunk(const void* p, int64_t kc, int64_t k) 
   }
 }
 
-// One loop iteration: U steps of 32 K elements. kb = first element of the iteration. GUARD: only the first
-// `nvalid` steps exist and the last may cross K.
-template <class T, int NB, int U, bool VEC, bool GUARD>
-__device__ __forceinline__ void k_iteration(float (&acc)[NB][4], const T* wlo, const T* whi, const T* xl,
-                                            int64_t ldx, int g, int64_t kb, int64_t klane, int64_t k, int m, int nvalid) {
-  uint4 a[U][2];
+// Prefetch into L2 only. Safe before griddepcontrol.wait: L2 is the point of coherence, so a line warmed
+// here can never hand out data older than what the previous grid writes to it.
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
+// Programmatic dependent launch. Both are no-ops when the launch carries no programmatic dependency.
+__device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+// One K step (32 elements) of the warp: two mmas per 8-row block of X.
+template <class T, int NB>
+__device__ __forceinline__ void mma_step(float (&acc)[NB][4], const uint4& lo, const uint4& hi, const uint4& b, int nb) {
+  mma16816<T>(acc[nb], lo.x, hi.x, lo.y, hi.y, b.x, b.y);
+  mma16816<T>(acc[nb], lo.z, hi.z, lo.w, hi.w, b.z, b.w);
+}
+
+// Ring slot load: step at element offset off (entirely inside K).
+template <class T, int NB, bool VEC, bool XR>
+__device__ __forceinline__ void ring_load(uint4 (&w)[2], uint4 (&x)[NB], const T* wlo, const T* whi,
+                                          const T* const (&xrow)[NB], int64_t off, int m) {
+  w[0] = ld_chunk<VEC, true, false>(wlo + off, 0, 0);
+  w[1] = ld_chunk<VEC, true, false>(whi + off, 0, 0);
+  if constexpr (XR) {
 #pragma unroll
-  for (int j = 0; j < U; ++j) {
-    if (!GUARD || j < nvalid) {
-      const int64_t off = kb + 32 * j;
-      a[j][0] = ld_chunk<VEC, true, GUARD>(wlo + off, off + klane, k);
-      a[j][1] = ld_chunk<VEC, true, GUARD>(whi + off, off + klane, k);
-    } else {
-      a[j][0] = a[j][1] = make_uint4(0, 0, 0, 0);
-    }
+    for (int nb = 0; nb < NB; ++nb)
+      if (nb == 0 || nb * 8 < m) x[nb] = ld_chunk<VEC, false, false>(xrow[nb] + off, 0, 0);
   }
+}
+
+template <class T, int NB, bool VEC, bool XR>
+__device__ __forceinline__ void ring_step(float (&acc)[NB][4], const uint4 (&w)[2], const uint4 (&x)[NB],
+                                          const T* const (&xrow)[NB], int64_t off, int m) {
 #pragma unroll
-  for (int j = 0; j < U; ++j) {
-    if (GUARD && j >= nvalid) break;
-    const int64_t off = kb + 32 * j;
+  for (int nb = 0; nb < NB; ++nb) {
+    if (nb > 0 && nb * 8 >= m) break;  // warp-uniform: M-blocks past M do nothing
+    if constexpr (XR) mma_step<T, NB>(acc, w[0], w[1], x[nb], nb);
+    else mma_step<T, NB>(acc, w[0], w[1], ld_chunk<VEC, false, false>(xrow[nb] + off, 0, 0), nb);
+  }
+}
+
+// The K step that crosses K (or lies past it): element-guarded loads, zeros past K.
+template <class T, int NB, bool VEC>
+__device__ __forceinline__ void guarded_step(float (&acc)[NB][4], const T* wlo, const T* whi, const T* xl, int64_t ldx,
+                                             int g, int64_t off, int64_t klane, int64_t k, int m) {
+  const uint4 lo = ld_chunk<VEC, true, true>(wlo + off, off + klane, k);
+  const uint4 hi = ld_chunk<VEC, true, true>(whi + off, off + klane, k);
 #pragma unroll
-    for (int nb = 0; nb < NB; ++nb) {
-      if (nb > 0 && nb * 8 >= m) break;  // warp-uniform: M-blocks past M do nothing
-      const int xr = min(nb * 8 + g, m - 1);
-      const uint4 b = ld_chunk<VEC, false, GUARD>(xl + xr * ldx + off, off + klane, k);
-      mma16816<T>(acc[nb], a[j][0].x, a[j][1].x, a[j][0].y, a[j][1].y, b.x, b.y);
-      mma16816<T>(acc[nb], a[j][0].z, a[j][1].z, a[j][0].w, a[j][1].w, b.z, b.w);
-    }
+  for (int nb = 0; nb < NB; ++nb) {
+    if (nb > 0 && nb * 8 >= m) break;
+    const int xr = min(nb * 8 + g, m - 1);
+    mma_step<T, NB>(acc, lo, hi, ld_chunk<VEC, false, true>(xl + xr * ldx + off, off + klane, k), nb);
   }
 }
 
@@ -159,7 +181,10 @@ template <class T, int MT, bool VEC>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) skinny_gemm_kernel(const Params p) {
   static_assert(MT % 8 == 0 && MT >= 8 && MT <= 64, "M tile");
   constexpr int NB = MT / 8;
-  constexpr int U = unroll_for(MT, VEC);
+  constexpr int D = depth_for(MT, VEC);
+  // X joins the ring for small M tiles (its first touch misses L1 and would stall the warp); larger tiles
+  // lack the registers and read X from L1 when the step is consumed.
+  constexpr bool XR = NB <= 2;
   __shared__ float part[part_floats(MT)];
 
   const int tid = threadIdx.x;
@@ -186,23 +211,63 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) skinny_gemm_kernel(con
   const int64_t slice = int64_t(srank) * WK + wk;
   const int64_t sb = slice * p.sps;
   const int64_t se = min(sb + p.sps, p.k_steps);
-  if (nw < p.n && sb < se) {
-    // Rows past N / M are clamped onto the last one: valid memory, results never stored.
-    const int64_t rlo = min(nw + g, p.n - 1), rhi = min(nw + g + 8, p.n - 1);
-    const int64_t klane = 8 * t;
-    const T* W = static_cast<const T*>(p.w);
-    const T* wlo = W + rlo * p.ldw + klane;
-    const T* whi = W + rhi * p.ldw + klane;
+  const bool active = nw < p.n && sb < se;
+  // Rows past N / M are clamped onto the last one: valid memory, results never stored.
+  const int64_t rlo = min(nw + g, p.n - 1), rhi = min(nw + g + 8, p.n - 1);
+  const int64_t klane = 8 * t;
+  const T* W = static_cast<const T*>(p.w);
+  const T* wlo = W + rlo * p.ldw + klane;
+  const T* whi = W + rhi * p.ldw + klane;
+  const int64_t fe = min(se, p.k / kStepK);  // steps before fe lie entirely inside K
+
+  // Before the dependency on the previous grid resolves (PDL), start this warp's first W bytes on their way
+  // into L2 and let the next grid launch; X and Y are touched only after the wait.
+  if (active) {
+#pragma unroll
+    for (int j = 0; j < 2 * D; ++j)
+      if (sb + j < fe) {
+        dev::prefetch_l2(wlo + (sb + j) * kStepK);
+        dev::prefetch_l2(whi + (sb + j) * kStepK);
+      }
+  }
+  dev::pdl_launch_dependents();
+  dev::pdl_wait();
+
+  if (active) {
     // X row of lane g in M-block nb is nb*8+g, clamped to M-1 (rows past M are computed, never stored).
     const T* xl = static_cast<const T*>(p.x) + klane;
+    const T* xrow[NB];
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb) xrow[nb] = xl + int64_t(min(nb * 8 + g, m - 1)) * p.ldx;
 
-    int64_t step = sb;
-    const int64_t full_end = min(se, p.k / kStepK);  // steps before full_end lie entirely inside K
-    for (; step + U <= full_end; step += U)
-      dev::k_iteration<T, NB, U, VEC, false>(acc, wlo, whi, xl, p.ldx, g, step * kStepK, klane, p.k, m, U);
-    if (step < se)
-      dev::k_iteration<T, NB, U, VEC, true>(acc, wlo, whi, xl, p.ldx, g, step * kStepK, klane, p.k, m,
-                                            static_cast<int>(se - step));
+    // Ring of D steps in registers, written so the load of step s + D follows the use of step s. ptxas still
+    // places the D refills after the D mmas of a round (seen in the SASS), so a warp alternates a batch of D
+    // steps in flight with their mmas. On the H200 the m16 tile (D = 4) streamed W faster than the m8 tile
+    // (D = 8) at every decode shape and M <= 8 under graph replay (issue 4), so the default hands out the m16 tile for M <= 16.
+    uint4 rw[D][2];
+    uint4 rx[D][NB];
+    int64_t s = sb;
+#pragma unroll
+    for (int j = 0; j < D; ++j)
+      if (s + j < fe) dev::ring_load<T, NB, VEC, XR>(rw[j], rx[j], wlo, whi, xrow, (s + j) * kStepK, m);
+    for (; s + 2 * D <= fe; s += D) {
+#pragma unroll
+      for (int j = 0; j < D; ++j) {
+        dev::ring_step<T, NB, VEC, XR>(acc, rw[j], rx[j], xrow, (s + j) * kStepK, m);
+        dev::ring_load<T, NB, VEC, XR>(rw[j], rx[j], wlo, whi, xrow, (s + j + D) * kStepK, m);
+      }
+    }
+    // Fewer than 2D steps left: consume the ring, refilling only what exists.
+#pragma unroll
+    for (int j = 0; j < D; ++j)
+      if (s + j < fe) {
+        dev::ring_step<T, NB, VEC, XR>(acc, rw[j], rx[j], xrow, (s + j) * kStepK, m);
+        if (s + j + D < fe) dev::ring_load<T, NB, VEC, XR>(rw[j], rx[j], wlo, whi, xrow, (s + j + D) * kStepK, m);
+      }
+#pragma unroll
+    for (int j = 0; j < D; ++j)
+      if (s + D + j < fe) dev::ring_step<T, NB, VEC, XR>(acc, rw[j], rx[j], xrow, (s + D + j) * kStepK, m);
+    if (fe < se) dev::guarded_step<T, NB, VEC>(acc, wlo, whi, xl, p.ldx, g, fe * kStepK, klane, p.k, m);
   }
 
   // Partial tile of this warp -> part[wk][m][row], rows padded to BRP floats.

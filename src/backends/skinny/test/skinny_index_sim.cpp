@@ -67,7 +67,7 @@ static void mma(float c[32][4], const u32 a[32][4], const u32 b[32][2]) {
 // returns per (m,n) value; asserts writes exactly once
 static void run_sim(int MT, bool VEC, const Params& p, const LaunchShape& sh,
                     const std::vector<uint16_t>& X, const std::vector<uint16_t>& W, std::vector<float>& Y, std::vector<int>& wcount, int64_t ysize) {
-  const int NB = MT / 8, U = unroll_for(MT, VEC);
+  const int NB = MT / 8, D = depth_for(MT, VEC);
   Mem mw{&W, "W"}, mx{&X, "X"};
   for (int64_t bx = 0; bx < sh.blocks; bx += p.s) {  // one cluster at a time
     std::vector<std::vector<float>> parts(p.s, std::vector<float>(part_floats(MT), NAN));
@@ -85,6 +85,7 @@ static void run_sim(int MT, bool VEC, const Params& p, const LaunchShape& sh,
         if (nw < p.n && sb < se) {
           auto iter = [&](bool GUARD, int64_t kb, int nvalid) {
             U4 wv[8][2][32];
+            const int U = GUARD ? 1 : nvalid;
             for (int j = 0; j < U; ++j) for (int lane = 0; lane < 32; ++lane) {
               int g = lane >> 2, t = lane & 3; int64_t klane = 8 * t;
               int64_t rlo = std::min(nw + g, p.n - 1), rhi = std::min(nw + g + 8, p.n - 1);
@@ -112,9 +113,18 @@ static void run_sim(int MT, bool VEC, const Params& p, const LaunchShape& sh,
               }
             }
           };
-          int64_t step = sb; const int64_t full_end = std::min(se, p.k / kStepK);
-          for (; step + U <= full_end; step += U) iter(false, step * kStepK, U);
-          if (step < se) { CHECK(se - step <= U, "remainder %lld > U", (long long)(se - step)); iter(true, step * kStepK, int(se - step)); }
+          // The kernel's ring: steps [sb, fe) unguarded (in order; the ring only changes when loads issue), then at
+          // most one guarded step. The L2 prefetches before the PDL wait must stay inside W.
+          const int64_t fe = std::min(se, p.k / kStepK);
+          for (int lane = 0; lane < 32; ++lane)
+            for (int j = 0; j < 2 * D; ++j)
+              if (sb + j < fe) {
+                int g = lane >> 2, t = lane & 3;
+                int64_t rlo = std::min(nw + g, p.n - 1), rhi = std::min(nw + g + 8, p.n - 1);
+                for (int64_t r : {rlo, rhi}) ld_elems(mw, r * p.ldw + 8 * t + (sb + j) * kStepK, 8);
+              }
+          for (int64_t step = sb; step < fe; ++step) iter(false, step * kStepK, 1);
+          if (fe < se) { CHECK(se - fe == 1, "guarded steps %lld", (long long)(se - fe)); iter(true, fe * kStepK, 1); }
         }
         float* mine = part.data() + (wk * MT) * BRP;
         for (int lane = 0; lane < 32; ++lane) {
@@ -173,7 +183,7 @@ int main() {
         if ((rng() % 6) != 0 && sp != 0) continue;  // sample
         const int mwk = max_wk_for(MT, VEC);
         if (sp > mwk * 8) continue;
-        int split = sp ? sp : auto_split(m, n, k, mwk, 132, 2, unroll_for(MT, VEC));
+        int split = sp ? sp : auto_split(m, n, k, mwk, 132, 2, depth_for(MT, VEC));
         LaunchShape sh = launch_shape(n, k, split, mwk);
         int pad = VEC ? 8 * (rng() % 2) : (rng() % 5);
         int64_t ldx = VEC ? (k + 7) / 8 * 8 + pad : k + pad, ldw = VEC ? (k + 7) / 8 * 8 + (rng() % 2) * 8 : k + rng() % 3, ldy = n + rng() % 3;
