@@ -193,8 +193,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
     for (double r : ratios) lg += std::log(r), mn = std::min(mn, r);
     std::vector<double> sorted = ratios;
     std::sort(sorted.begin(), sorted.end());
-    std::printf("mm x cuBLASLt over %zu shapes: geometric mean %.3fx, median %.3fx, min %.3fx\n", ratios.size(), std::exp(lg / double(ratios.size())),
-                sorted[sorted.size() / 2], mn);
+    const size_t below = size_t(std::lower_bound(sorted.begin(), sorted.end(), 0.97) - sorted.begin());
+    std::printf("mm x cuBLASLt over %zu shapes: geometric mean %.3fx, median %.3fx, min %.3fx, %zu below 0.97x\n", ratios.size(),
+                std::exp(lg / double(ratios.size())), sorted[sorted.size() / 2], mn, below);
   }
   if (top_checked) std::printf("table pick within 3%% of the fastest of its top %zu in %zu of %zu shapes\n", top_n, top_within, top_checked);
   std::printf("%s\n", failures ? "bench: FAILURES above" : "bench: all results checked against the reference");
