@@ -4,6 +4,10 @@
 //   seed            seed shapes vs cuBLASLt (correctness vs cuBLASLt output, interleaved timing)
 //   models CSV      models.csv shapes with M >= 2048: every bf16 i64 config vs cuBLASLt
 //   demo            the seed incident: i32 vs i64 at M = 360000 with 4.5 GB of guard before Y
+//   few             the few-tile models shapes (and a few others): every bf16 i64 config, split-K ones also with
+//                   forced split counts ("/sN"), vs cuBLASLt
+// Every run gets one shared workspace (like the dispatcher's per-stream one), filled with garbage at start so a
+// split-K kernel that relied on zeroed counters would show.
 // Build (see scripts/dev/build_sm90_harness.sh).
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -296,6 +300,34 @@ static bool skipped(const std::string& name) {
   return false;
 }
 
+// The workspace every kernel run gets (split-K partials and counters).
+static void* g_ws = nullptr;
+static size_t g_ws_bytes = size_t(1) << 30;
+static void init_ws() {
+  CK(cudaMalloc(&g_ws, g_ws_bytes));
+  CK(cudaMemset(g_ws, 0xAB, g_ws_bytes));
+}
+
+// A split-K configuration run with a fixed split count (name + "/sN"), so that every split path is exercised and
+// timed whatever choose_splits would pick.
+class ForcedSplit final : public Kernel {
+ public:
+  ForcedSplit(const sm90::Sm90KernelBase* k, uint32_t s) : k_(k), s_(s), name_(k->name() + "/s" + std::to_string(s)) {}
+  const std::string& name() const override { return name_; }
+  Backend backend() const override { return Backend::sm90; }
+  const Limits& limits() const override { return k_->limits(); }
+  Verdict can_implement(const Problem& p) const override { return k_->can_implement(p); }
+  Status run(const GemmArgs& a, void* ws, size_t bytes, cudaStream_t st) const override {
+    return k_->run_splits(a, ws, bytes, s_, st);
+  }
+  const sm90::Sm90KernelBase* base() const { return k_; }
+
+ private:
+  const sm90::Sm90KernelBase* k_;
+  uint32_t s_;
+  std::string name_;
+};
+
 struct Reg {
   BackendKernels bk;
   std::vector<std::unique_ptr<Kernel>> extra;  // test-only configurations
@@ -313,10 +345,22 @@ struct Reg {
       if (!skipped(k->name())) all.push_back(k.get());
     for (auto& k : bk.kernels)
       if (!skipped(k->name())) all.push_back(k.get());
+    for (auto& k : bk.kernels) {
+      auto* b = static_cast<const sm90::Sm90KernelBase*>(k.get());
+      if (!b->config().splitk) continue;
+      for (uint32_t s : {2u, 3u, 4u, 6u}) forced.push_back(std::make_unique<ForcedSplit>(b, s));
+    }
+    for (auto& k : forced)
+      if (!skipped(k->name())) all_forced.push_back(k.get());
   }
+  std::vector<std::unique_ptr<ForcedSplit>> forced;
+  std::vector<const Kernel*> all_forced;
 };
 
-static const sm90::Config& cfg_of(const Kernel* k) { return static_cast<const sm90::Sm90KernelBase*>(k)->config(); }
+static const sm90::Config& cfg_of(const Kernel* k) {
+  if (auto* f = dynamic_cast<const ForcedSplit*>(k)) return f->base()->config();
+  return static_cast<const sm90::Sm90KernelBase*>(k)->config();
+}
 
 struct Operands {
   Buf x, w, bias;
@@ -384,9 +428,16 @@ static int mode_test(const Reg& reg) {
       // many tiles per CTA with num_k = 22, not a multiple of any stage count: the ping-pong ring positions
       {6000, 5000, 1352, DType::bf16, 1, 0, 0, 0},
       {4000, 2000, 1352, DType::fp32, 2, 0, 2008, 0},      // the same on the direct (fp32) path, padded ldy
+      // split-K: few tiles and long K (the first: automatic splits > 1), M and N tails, K tail
+      {300, 1000, 4104, DType::bf16, 1, 0, 0, 0},
+      {2048, 1280, 8192, DType::bf16, 2, 0, 0, 0},         // (fp32 out at K = 8192: the reference's own error > 1e-4)
+      {200, 700, 1352, DType::fp32, 1, 0, 712, 0},         // split-K on the direct (fp32) path, padded ldy
+      {130, 200, 2000, DType::fp16, 0, 0, 208, 0},
   };
-  int bad = 0, runs = 0;
+  int bad = 0, runs = 0, splits_used = 0;
   Buf ref;
+  std::vector<const Kernel*> ks = reg.all;
+  ks.insert(ks.end(), reg.all_forced.begin(), reg.all_forced.end());
   printf("%-42s %-28s %10s %8s %6s %6s %s\n", "kernel", "case", "max_err", "fails", "pad", "guard", "verdict");
   for (DType in : {DType::bf16, DType::fp16}) {
     for (const Case& c : cases) {
@@ -398,10 +449,12 @@ static int mode_test(const Reg& reg) {
           static_cast<uint16_t*>(op.x.p), static_cast<uint16_t*>(op.w.p), op.args.bias, c.bias, static_cast<float*>(ref.p),
           p.m, p.n, p.k, p.ldx, p.ldw, in == DType::bf16);
       CK(cudaDeviceSynchronize());
-      for (const Kernel* k : reg.all) {
+      for (const Kernel* k : reg.all)
+        if (cfg_of(k).splitk && static_cast<const sm90::Sm90KernelBase*>(k)->splits_for(p) > 1) ++splits_used;
+      for (const Kernel* k : ks) {
         if (!k->can_implement(p).ok()) continue;
         op.y.poison();
-        Status st = k->run(op.args, nullptr, 0, 0);
+        Status st = k->run(op.args, g_ws, g_ws_bytes, 0);
         cudaError_t e = sync_or_die(k->name().c_str());
         char cs[64];
         snprintf(cs, sizeof cs, "%ldx%ldx%ld %s b%d", long(p.m), long(p.n), long(p.k), dn(p.out_dtype), c.bias);
@@ -415,13 +468,26 @@ static int mode_test(const Reg& reg) {
         CheckResult r = check(op.y, static_cast<float*>(ref.p), nullptr, p, tol_for(p.out_dtype));
         unsigned long long g = op.y.guard_changed();
         bool ok = r.fails == 0 && r.pad_changed == 0 && g == 0;
+        if (cfg_of(k).splitk) {  // same bits on a rerun (fixed summation order), workspace left dirty in between
+          YBuf first;
+          first.alloc(p.m, p.ldy, int(dtype_size(p.out_dtype)), 0);
+          CK(cudaMemcpy(first.y(), op.y.y(), first.ybytes, cudaMemcpyDeviceToDevice));
+          op.y.poison();
+          (void)k->run(op.args, g_ws, g_ws_bytes, 0);
+          sync_or_die(k->name().c_str());
+          CheckResult r2 = check(op.y, nullptr, first.y(), p, 0.f);
+          if (r2.fails || r2.pad_changed) {
+            printf("%-42s %-28s rerun not bit-identical (%llu)\n", k->name().c_str(), cs, r2.fails);
+            ok = false;
+          }
+        }
         bad += !ok;
         printf("%-42s %-28s %10.2e %8llu %6llu %6llu %s\n", k->name().c_str(), cs, bits_f(r.max_err_bits), r.fails,
                r.pad_changed, g, ok ? "ok" : "FAIL");
       }
     }
   }
-  printf("test: %d runs, %d failed\n", runs, bad);
+  printf("test: %d runs, %d failed (registered split-K kernel x case runs with auto splits > 1: %d)\n", runs, bad, splits_used);
   return bad ? 1 : 0;
 }
 
@@ -488,7 +554,7 @@ static std::vector<BenchRow> bench_problem(const Problem& p, const std::vector<c
     BenchRow r;
     r.kernel = k->name();
     op.y.poison();
-    Status st = k->run(op.args, nullptr, 0, 0);
+    Status st = k->run(op.args, g_ws, g_ws_bytes, 0);
     cudaError_t e = sync_or_die(k->name().c_str());
     if (!st.ok() || e != cudaSuccess) {
       printf("%s: run failed: %s / %s\n", k->name().c_str(), st.to_string().c_str(), cudaGetErrorString(e));
@@ -503,7 +569,7 @@ static std::vector<BenchRow> bench_problem(const Problem& p, const std::vector<c
     double est_ms = flop / 700e12 * 1e3;
     int reps = std::max(1, int(2.0 / est_ms));
     std::vector<double> ta, tb;
-    time_pairs([&] { (void)k->run(op.args, nullptr, 0, 0); }, [&] { lt.run(la, 0); }, pairs, reps, ta, tb);
+    time_pairs([&] { (void)k->run(op.args, g_ws, g_ws_bytes, 0); }, [&] { lt.run(la, 0); }, pairs, reps, ta, tb);
     std::vector<double> ratio;
     for (size_t i = 0; i < ta.size(); ++i) ratio.push_back(tb[i] / ta[i]);
     r.tf = flop / (median(ta) * 1e-3) / 1e12;
@@ -650,9 +716,9 @@ static int mode_idx(const Reg& reg) {
       // Half the pairs i64 first, half i32 first: removes the order confound of run 3.
       std::vector<double> ta, tb, ua, ub;
       const int pairs = m >= 340000 ? 4 : 6;
-      time_pairs([&] { (void)k64->run(op.args, nullptr, 0, 0); }, [&] { (void)k32->run(op.args, nullptr, 0, 0); },
+      time_pairs([&] { (void)k64->run(op.args, g_ws, g_ws_bytes, 0); }, [&] { (void)k32->run(op.args, g_ws, g_ws_bytes, 0); },
                  pairs, reps, ta, tb);
-      time_pairs([&] { (void)k32->run(op.args, nullptr, 0, 0); }, [&] { (void)k64->run(op.args, nullptr, 0, 0); },
+      time_pairs([&] { (void)k32->run(op.args, g_ws, g_ws_bytes, 0); }, [&] { (void)k64->run(op.args, g_ws, g_ws_bytes, 0); },
                  pairs, reps, ub, ua);
       ta.insert(ta.end(), ua.begin(), ua.end());
       tb.insert(tb.end(), ub.begin(), ub.end());
@@ -705,13 +771,42 @@ static int mode_demo(const Reg& reg) {
   op.make(p, 5, size_t(4608) << 20);
   for (const Kernel* k : order) {
     op.y.poison();
-    Status st = k->run(op.args, nullptr, 0, 0);  // for k32: forced past its Limits, on purpose
+    Status st = k->run(op.args, g_ws, g_ws_bytes, 0);  // for k32: forced past its Limits, on purpose
     cudaError_t e = sync_or_die(k->name().c_str());
     unsigned long long before = count_changed(op.y.b.p, op.y.guard, 0xFF);
     unsigned long long written = count_changed(op.y.y(), op.y.ybytes, 0xFF);  // bytes != poison, i.e. written
     printf("demo: %-40s status %s, cuda %s, guard bytes before Y changed: %llu, Y bytes written: %llu of %zu\n",
            k->name().c_str(), st.to_string().c_str(), cudaGetErrorString(e), before, written, op.y.ybytes);
     if (e != cudaSuccess) return 1;
+  }
+  return 0;
+}
+
+// Few-tile shapes (M >= 2048, below 0.9x in run 5) and neighbours: every bf16 i64 config and the forced splits.
+static int mode_few(const Reg& reg, Lt& lt) {
+  std::vector<const Kernel*> ks;
+  for (const Kernel* k : reg.all)
+    if (cfg_of(k).in == DType::bf16 && cfg_of(k).index_bits == 64) ks.push_back(k);
+  for (const Kernel* k : reg.all_forced)
+    if (cfg_of(k).index_bits == 64) ks.push_back(k);
+  struct S {
+    int64_t m, n, k;
+    int bias;
+  };
+  const std::vector<S> shapes = {{2048, 1280, 8192, 0}, {4096, 1280, 1280, 1}, {4096, 1280, 5120, 1},
+                                 {4096, 1280, 8192, 0}, {4096, 1280, 6144, 1}, {4096, 1024, 1024, 1},
+                                 {2048, 4608, 3584, 1}, {4096, 1024, 4096, 1}, {2048, 3584, 3584, 0},
+                                 {2048, 7168, 8192, 0}, {8192, 1280, 5120, 1}, {8192, 6144, 1280, 1}};
+  for (const S& sh : shapes) {
+    Problem p = make_problem(sh.m, sh.n, sh.k, DType::bf16, DType::bf16, sh.bias);
+    std::vector<const Kernel*> d = reg.bk.defaults(p);
+    std::string splits;
+    for (const Kernel* k : reg.all)
+      if (cfg_of(k).splitk && cfg_of(k).index_bits == 64)
+        splits += " " + k->name() + "=" + std::to_string(static_cast<const sm90::Sm90KernelBase*>(k)->splits_for(p));
+    printf("few %ldx%ldx%ld bias %d: default %s; auto splits:%s\n", long(sh.m), long(sh.n), long(sh.k), sh.bias,
+           d.empty() ? "-" : d[0]->name().c_str(), splits.c_str());
+    bench_problem(p, ks, lt, 7, true);
   }
   return 0;
 }
@@ -725,6 +820,7 @@ int main(int argc, char** argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
   Reg reg;
+  init_ws();
   std::string mode = argv[1];
   if (mode == "list") {
     for (const Kernel* k : reg.all) printf("%s\n", k->name().c_str());
@@ -736,5 +832,6 @@ int main(int argc, char** argv) {
   if (mode == "models" && argc > 2) return mode_models(reg, lt, argv[2], argc > 3 ? argv[3] : nullptr);
   if (mode == "demo") return mode_demo(reg);
   if (mode == "idx") return mode_idx(reg);
+  if (mode == "few") return mode_few(reg, lt);
   return 2;
 }

@@ -26,10 +26,14 @@ struct Config {
   int index_bits = 64;  // width of the Y offsets the epilogue computes
   EpiMode epi = EpiMode::staged;
   bool pingpong = false;  // each consumer warpgroup owns a whole BM x BN tile (see sm90_kernel.cuh)
+  // Split-K (ping-pong only): each output tile's k-steps may be divided among `splits` CTAs, chosen per problem at
+  // run time (1 where splitting does not pay); see sm90_kernel.cuh and choose_splits in sm90_launch.cuh.
+  bool splitk = false;
 };
 
 // e.g. "sm90_bf16_128x256x64_s3_c2x1_i32"; a direct epilogue adds "_ed" and the ping-pong schedule "_pp" before
-// the index width ("sm90_bf16_64x256x64_s4_c1x1_pp_i32": each consumer warpgroup computes a 64x256 tile).
+// the index width ("sm90_bf16_64x256x64_s4_c1x1_pp_i32": each consumer warpgroup computes a 64x256 tile), and
+// split-K with a per-problem split count "_skauto" after that ("sm90_bf16_64x256x64_s5_c1x1_pp_skauto_i64").
 inline std::string config_name(const Config& c) {
   std::string s = "sm90_";
   s += c.in == DType::bf16 ? "bf16" : "fp16";
@@ -38,6 +42,7 @@ inline std::string config_name(const Config& c) {
   s += "_c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n);
   if (c.epi == EpiMode::direct) s += "_ed";
   if (c.pingpong) s += "_pp";
+  if (c.splitk) s += "_skauto";
   s += "_i" + std::to_string(c.index_bits);
   return s;
 }
@@ -55,9 +60,11 @@ enum class BiasKind : uint8_t { none = 0, same_as_input = 1, fp32 = 2 };
 //  ping-pong (PP = true): each consumer warpgroup owns a whole BM x BN tile (BM = 64 or 128) and the two alternate:
 //           while one runs its main loop on tile t, the other runs the epilogue of tile t - 1. One staging buffer
 //           serves both, since their epilogues take turns.
-template <DType In, int BM, int BN, int Stages, int CM, int CN, int IndexBits, EpiMode Epi, bool PP = false>
+// SK (ping-pong only) adds split-K: a work unit is one k-range of one tile; see sm90_kernel.cuh.
+template <DType In, int BM, int BN, int Stages, int CM, int CN, int IndexBits, EpiMode Epi, bool PP = false,
+          bool SK = false>
 struct Traits {
-  static constexpr Config kConfig{In, BM, BN, 64, Stages, CM, CN, IndexBits, Epi, PP};
+  static constexpr Config kConfig{In, BM, BN, 64, Stages, CM, CN, IndexBits, Epi, PP, SK};
 
   static constexpr DType kIn = In;
   static constexpr int kBM = BM, kBN = BN;
@@ -67,6 +74,7 @@ struct Traits {
   static constexpr int kClusterM = CM, kClusterN = CN, kClusterSize = CM * CN;
   static constexpr EpiMode kEpi = Epi;
   static constexpr bool kPingpong = PP;
+  static constexpr bool kSplitK = SK;
   using IndexT = std::conditional_t<IndexBits == 32, int32_t, int64_t>;
   static constexpr int kIndexBits = IndexBits;
 
@@ -97,7 +105,7 @@ struct Traits {
   // beside the stages, else two halves in turn (the consumer waits for the storers between them, which the other
   // warpgroup's main loop hides), so that one more stage fits.
   static constexpr int kNumBars = 2 * kStages + 2 * kConsumerWGs;  // full[S], empty[S], st_full[2], st_empty[2]
-  static constexpr int kFixedBytes = kConsumerWGs * BN * 4 + kNumBars * 8 + 1024;  // bias, barriers, alignment
+  static constexpr int kFixedBytes = kConsumerWGs * BN * 4 + kNumBars * 8 + (SK ? 16 : 0) + 1024;  // bias, barriers, flags, alignment
   static constexpr bool kWholeTileFits =
       kStages * (BM + BN) * 128 + (PP ? BM : BM / 2) * (BN * 2 + 16) + kFixedBytes <= kMaxDynamicSmem;
   static constexpr int kEpiChunks = PP && Epi == EpiMode::staged && !kWholeTileFits ? 2 : 1;
@@ -113,8 +121,12 @@ struct Traits {
   static constexpr int kOffBias = kOffStaging + kStagingBuffers * kStagingBytesPerWG;
   static constexpr int kOffBars = kOffBias + kConsumerWGs * BN * 4;
   // barriers: see kNumBars (ping-pong uses index 0 of st_full / st_empty)
+  // Split-K flags (4 words): [g] consumer warpgroup g's "this CTA reduces the tile" broadcast, [2] the storers'
+  // "nothing to store for this unit".
+  static constexpr int kOffFlags = kOffBars + kNumBars * 8;
+  static constexpr int kFlagBytes = SK ? 16 : 0;
   // + 1024: dynamic shared memory is only guaranteed 16-byte aligned; the kernel rounds its base up.
-  static constexpr int kSmemBytes = kOffBars + kNumBars * 8 + 1024;
+  static constexpr int kSmemBytes = kOffFlags + kFlagBytes + 1024;
 
   static_assert(In == DType::bf16 || In == DType::fp16, "inputs are 16-bit");
   static_assert(IndexBits == 32 || IndexBits == 64, "index width");
@@ -133,6 +145,7 @@ struct Traits {
   static_assert(kOffBars % 8 == 0, "mbarriers are 8-byte objects");
   static_assert(kSmemBytes <= kMaxDynamicSmem, "shared memory over the sm_90 227 KiB limit");
   static_assert(kStages >= 2, "need at least double buffering");
+  static_assert(!SK || (PP && CM * CN == 1), "split-K is built on the unclustered ping-pong schedule");
   static_assert(kChunkCols % 16 == 0 && (kEpiChunks == 1 || PP), "staging chunks of whole stmatrix column pairs");
 };
 

@@ -1,7 +1,7 @@
 // The registered sm90 configurations, in one list that the instantiation files expand (one file per input dtype
 // and index width, so a parallel build compiles them side by side).
 //
-// X(in dtype, BM, BN, stages, cluster_m, cluster_n, epilogue, ping-pong)
+// X(in dtype, BM, BN, stages, cluster_m, cluster_n, epilogue, ping-pong, split-K)
 //   64x256 pp s5 c1x1: ping-pong, each consumer warpgroup a 64x256 tile, 5 stages (the tile is staged in two
 //            column halves so the 5th stage fits). Best configuration on 76 of the 88 models shapes (M >= 2048)
 //            and at the seed shapes up to M = 65536 (1.02-1.05x cuBLASLt).
@@ -10,17 +10,24 @@
 //   128x256 s3 c2x1 (cooperative): long K (>= 14336) within noise of the ping-pong; the named kernel of the
 //            forced-i32 CLI test and of the docs.
 //   128x192 s4 c2x1 (cooperative): few-tile shapes whose N is a multiple of 192 (M = 2048, N = 4608).
-// Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-5): 128x128 and 256x128 cooperative, ping-pong 64x256
+//   64x256 pp s5 c1x1 skauto: the workhorse with deterministic split-K, the split count per problem
+//            (choose_splits in sm90_launch.cuh). Run 6 measured no shape of the suites where splitting pays (the fp32
+//            partials cost ~5-10 us per unit), and this variant 5-12% behind its plain twin even unsplit, so the
+//            untuned default never picks it; registered so that the split-K path stays tested and can be tuned or
+//            forced (tgemm bench --kernel).
+// Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-6): ping-pong 64x160 s7 (run 6: median 0.76x of
+// cuBLASLt on the models shapes, 0.79 at best on the N = 1280 ones), 128x128 and 256x128 cooperative, ping-pong 64x256
 // s4, 128x128 s5/s6 and 64x128 s8 (never best beyond noise), ping-pong with the direct epilogue, and earlier a
 // direct epilogue with 4 stages and the c1x1 cooperative variants.
 #pragma once
 
 #define TGEMM_SM90_BF16_CONFIGS(X)                    \
-  X(bf16, 64, 256, 5, 1, 1, staged, true)             \
-  X(bf16, 64, 256, 5, 2, 1, staged, true)             \
-  X(bf16, 128, 256, 3, 2, 1, staged, false)           \
-  X(bf16, 128, 192, 4, 2, 1, staged, false)
+  X(bf16, 64, 256, 5, 1, 1, staged, true, false)      \
+  X(bf16, 64, 256, 5, 2, 1, staged, true, false)      \
+  X(bf16, 128, 256, 3, 2, 1, staged, false, false)    \
+  X(bf16, 128, 192, 4, 2, 1, staged, false, false)    \
+  X(bf16, 64, 256, 5, 1, 1, staged, true, true)
 
 #define TGEMM_SM90_FP16_CONFIGS(X)                    \
-  X(fp16, 64, 256, 5, 1, 1, staged, true)             \
-  X(fp16, 128, 256, 3, 2, 1, staged, false)
+  X(fp16, 64, 256, 5, 1, 1, staged, true, false)      \
+  X(fp16, 128, 256, 3, 2, 1, staged, false, false)

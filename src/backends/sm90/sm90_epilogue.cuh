@@ -22,6 +22,11 @@ struct EpilogueParams {
   uint32_t m = 0, n = 0;
   OutKind out = OutKind::bf16;
   BiasKind bias_kind = BiasKind::none;
+  // Split-K (Traits::kSplitK): the number of k-ranges per tile and, with more than one, the workspace: one arrival
+  // counter per tile (zeroed before the launch) and `splits` fp32 partial tiles per tile.
+  uint32_t splits = 1;
+  uint32_t* counters = nullptr;
+  float* partials = nullptr;
 };
 
 // Element offset of Y[row, col]. The int32 variant reproduces the seed incident deliberately: the product is

@@ -19,6 +19,14 @@
 //                runs the epilogue of tile t, the other's main loop of tile t + 1 keeps the tensor cores busy.
 //                The turns are named barriers: warpgroup g waits on kMmaTurn + g / kEpiTurn + g, and the other
 //                arrives there when it has issued its last k-step / written its staging.
+//
+// Split-K (Traits::kSplitK, ping-pong only; EpilogueParams::splits > 1): the CTAs walk work units, `splits` per
+// tile, each a k-range of the tile (sm90_scheduler.cuh). A unit's consumer writes its fp32 accumulators to the
+// workspace and counts itself in on the tile's counter; the one that arrives last sums every split's partial in
+// split order (so the bits do not depend on which CTA that is) and runs the usual epilogue (bias in fp32,
+// convert, store). Nobody waits for anybody, so there is no order between CTAs to deadlock on, and no float
+// atomics. The other units still take their epilogue turn with an empty staging pass, which keeps every parity
+// wait of the staging ring as without split-K.
 #pragma once
 
 #include <cuda.h>
@@ -61,13 +69,18 @@ struct Smem {
   uint32_t empty;     // [S]   consumers done reading
   uint32_t st_full;   // [2]   staging written by consumer warpgroup g
   uint32_t st_empty;  // [2]   staging drained by the storers
+  uint32_t flags;     // split-K: [g] warpgroup g reduces its unit's tile, [2] the storers skip the unit
   __device__ explicit Smem(uint32_t b)
       : base(b),
         full(b + T::kOffBars),
         empty(full + 8 * T::kStages),
         st_full(empty + 8 * T::kStages),
-        st_empty(st_full + 8 * 2) {}
+        st_empty(st_full + 8 * 2),
+        flags(b + T::kOffFlags) {}
 };
+
+template <class T>
+using SchedulerOf = TileScheduler<T::kBM, T::kBN, T::kClusterM, T::kClusterN, T::kSplitK>;
 
 // Producer: one thread walks the tiles and keeps the stage ring full.
 template <class T>
@@ -78,11 +91,12 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
   const Smem<T> sm(smem_base);
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
-  TileScheduler<BM, BN, CM, CN> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS);
+  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, ep.splits);
   uint32_t s = 0, phase = 0;
   for (; sched.valid(); sched.advance()) {
-    uint32_t mb, nb;
+    uint32_t mb, nb, kb, ke;
     sched.block(CM > 1 ? rank : 0, CN > 1 ? rank : 0, mb, nb);
+    sched.k_range(num_k, kb, ke);
     int32_t a_row, b_row;
     uint32_t a_dst_off = 0, b_dst_off = 0;
     if constexpr (CN > 1) {  // X slice multicast: this CTA fetches rows [rank*BM/2, (rank+1)*BM/2) of the tile
@@ -97,7 +111,7 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
     } else {
       b_row = clamp_coord(nb * BN, ep.n);
     }
-    for (uint32_t kt = 0; kt < num_k; ++kt) {
+    for (uint32_t kt = kb; kt < ke; ++kt) {
       ptx::mbar_wait(sm.empty + 8 * s, phase ^ 1);
       const uint32_t full = sm.full + 8 * s;
       // Every CTA's slot receives the whole stage (own loads + the peer's multicast), so each expects it all.
@@ -129,7 +143,7 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, uint32_t sm
   constexpr int CS = T::kClusterSize;
   const Smem<T> sm(smem_base);
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
-  TileScheduler<T::kBM, T::kBN, T::kClusterM, T::kClusterN> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS);
+  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, ep.splits);
   uint32_t phase = 0;
   for (; sched.valid(); sched.advance()) {
     uint32_t mb, nb;
@@ -138,7 +152,10 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, uint32_t sm
 #pragma unroll 1
       for (uint32_t c = 0; c < uint32_t(T::kEpiChunks); ++c) {
         ptx::mbar_wait(sm.st_full, phase);
-        Epilogue<T>::store_staged(sm.base + T::kOffStaging, ep, mb * T::kBM, nb * T::kBN + c * T::kChunkCols, tid);
+        // Split-K: a unit whose tile another CTA reduces passes through empty.
+        const bool skip = T::kSplitK && ptx::ld_shared_b32(sm.flags + 8) != 0;
+        if (!skip)
+          Epilogue<T>::store_staged(sm.base + T::kOffStaging, ep, mb * T::kBM, nb * T::kBN + c * T::kChunkCols, tid);
         ptx::mbar_arrive(sm.st_empty);
         phase ^= 1;
       }
@@ -155,16 +172,53 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, uint32_t sm
   }
 }
 
+// The main loop of both consumer schedules: n k-steps of wgmma from ring position (s, phase), one k-step kept in
+// flight. On return the last k-step is still in flight and `prev` is its slot: the caller overlaps epilogue set-up
+// with it, then waits for it and releases the slot.
+template <class T, class Release>
+__device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], const uint64_t (&a_desc0)[T::kMSub],
+                                         uint64_t b_desc0, uint32_t full, uint32_t n, uint32_t& s, uint32_t& phase,
+                                         uint32_t& prev, const Release& release) {
+  using Mma = Wgmma<T::kBN, T::kIn == DType::bf16>;
+  for (uint32_t kt = 0; kt < n; ++kt) {
+    ptx::mbar_wait(full + 8 * s, phase);
+#pragma unroll
+    for (int ms = 0; ms < T::kMSub; ++ms)
+#pragma unroll
+      for (int i = 0; i < T::kBN / 2; ++i) ptx::reg_fence(acc[ms][i]);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < T::kBK / 16; ++kk) {
+#pragma unroll
+      for (int ms = 0; ms < T::kMSub; ++ms) {
+        Mma::mma(acc[ms], a_desc0[ms] + ((s * T::kABytes + kk * 32) >> 4),
+                 b_desc0 + ((s * T::kBBytes + kk * 32) >> 4), (kt | kk) != 0);
+      }
+    }
+    ptx::wgmma_commit();
+    // Keep one k-step of wgmma in flight; the one before it is finished, so its slot can be refilled.
+    if (kt > 0) {
+      ptx::wgmma_wait<1>();
+      release(prev);
+    }
+    prev = s;
+    if (++s == T::kStages) {
+      s = 0;
+      phase ^= 1;
+    }
+  }
+}
+
 // Consumers: wgmma over the stage ring into fp32 accumulators, then the epilogue's register half.
 template <class T>
 __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t k, uint32_t smem_base,
                                              uint32_t warp, uint32_t lane, bool staged) {
-  constexpr int S = T::kStages, BM = T::kBM, BN = T::kBN, CS = T::kClusterSize;
-  using Mma = Wgmma<BN, T::kIn == DType::bf16>;
+  constexpr int BM = T::kBM, BN = T::kBN, CS = T::kClusterSize;
+  static_assert(!T::kSplitK, "split-K runs on the ping-pong schedule");
   const Smem<T> sm(smem_base);
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
-  TileScheduler<BM, BN, T::kClusterM, T::kClusterN> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS);
+  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS);
 
   const uint32_t g = warp / 4 - 1;  // consumer warpgroup
   const uint32_t wwarp = warp % 4;  // warp within it
@@ -204,33 +258,7 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
     float bias[Epi::kBiasRegs];
     Epi::load_bias(bias, ep, nb * BN, tid);
     uint32_t prev = 0;
-    for (uint32_t kt = 0; kt < num_k; ++kt) {
-      ptx::mbar_wait(sm.full + 8 * s, phase);
-#pragma unroll
-      for (int ms = 0; ms < T::kMSub; ++ms)
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i) ptx::reg_fence(acc[ms][i]);
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < T::kBK / 16; ++kk) {
-#pragma unroll
-        for (int ms = 0; ms < T::kMSub; ++ms) {
-          Mma::mma(acc[ms], a_desc0[ms] + ((s * T::kABytes + kk * 32) >> 4),
-                   b_desc0 + ((s * T::kBBytes + kk * 32) >> 4), (kt | kk) != 0);
-        }
-      }
-      ptx::wgmma_commit();
-      // Keep one k-step of wgmma in flight; the one before it is finished, so its slot can be refilled.
-      if (kt > 0) {
-        ptx::wgmma_wait<1>();
-        release(prev);
-      }
-      prev = s;
-      if (++s == S) {
-        s = 0;
-        phase ^= 1;
-      }
-    }
+    mainloop<T>(acc, a_desc0, b_desc0, sm.full, num_k, s, phase, prev, release);
     // Epilogue set-up that does not need the accumulators runs while the last k-step's wgmma still executes.
     // The bias buffer is per warpgroup; the first barrier keeps a fast warp from overwriting it while a slow one
     // still reads the previous tile's values, the second publishes the new ones.
@@ -269,39 +297,98 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
 
 // Ping-pong epilogue, staged: the tile goes through the one staging buffer in T::kEpiChunks column chunks. Chunk
 // q = j * kEpiChunks + c of the CTA's sequence may be written once the storers have drained chunk q - 1 (phase
-// q - 1 of st_empty); the epilogue turns make that wait exact.
+// q - 1 of st_empty); the epilogue turns make that wait exact. Split-K: a unit that does not write its tile
+// (`write` false) passes each chunk through empty and tells the storers so (`skip_flag`).
 template <class T, OutKind Out>
 __device__ __forceinline__ void pp_to_staging(float (&acc)[T::kMSub][T::kBN / 2], uint32_t st_full,
                                               uint32_t st_empty, uint32_t staging, uint32_t bias_smem, uint32_t j,
-                                              uint32_t wwarp, uint32_t lane) {
+                                              uint32_t wwarp, uint32_t lane, bool write, uint32_t skip_flag) {
   using Epi = Epilogue<T>;
   constexpr int NC = T::kEpiChunks, JPC = T::kBN / 16 / NC;
   const uint32_t q0 = j * NC;
+  const bool leader = wwarp == 0 && lane == 0;
   ptx::mbar_wait(st_empty, (q0 & 1) ^ 1);
-  Epi::template to_staging<Out, 0, JPC>(acc, staging, bias_smem, wwarp, lane);
+  if constexpr (T::kSplitK) {
+    if (leader) ptx::st_shared_b32(skip_flag, write ? 0u : 1u);
+  }
+  if (write) Epi::template to_staging<Out, 0, JPC>(acc, staging, bias_smem, wwarp, lane);
   ptx::mbar_arrive(st_full);
   if constexpr (NC == 2) {
     ptx::mbar_wait(st_empty, ((q0 + 1) & 1) ^ 1);
-    Epi::template to_staging<Out, JPC, JPC>(acc, staging, bias_smem, wwarp, lane);
+    if constexpr (T::kSplitK) {
+      if (leader) ptx::st_shared_b32(skip_flag, write ? 0u : 1u);
+    }
+    if (write) Epi::template to_staging<Out, JPC, JPC>(acc, staging, bias_smem, wwarp, lane);
     ptx::mbar_arrive(st_full);
   }
   static_assert(NC == 1 || NC == 2, "one or two staging chunks");
 }
 
-// Ping-pong consumers: warpgroup g computes the CTA's tiles g, g + 2, g + 4, ... (see the header comment).
+// Split-K, after a unit's main loop: write this split's fp32 partial tile to the workspace, count in on the tile's
+// counter, and if this unit is the tile's last to arrive, sum all `splits` partials in split order into acc.
+// Returns whether this warpgroup writes the tile. Each thread stores and loads its own accumulator fragment as
+// float4s, so a warp's accesses are 512 contiguous bytes and the reducer reads what the same thread position of
+// every split wrote. Ordering: stores, __threadfence, barrier, one atomicAdd; the reducer's atomic, barrier,
+// __threadfence, then L2 (.cg) loads.
+template <class T>
+__device__ __forceinline__ bool splitk_reduce(float (&acc)[T::kMSub][T::kBN / 2], const EpilogueParams& ep,
+                                              uint32_t tile, uint32_t split, uint32_t flag, uint32_t g,
+                                              uint32_t tid) {
+  constexpr int kJ = T::kBN / 8;                                  // float4s per m64 block per thread
+  constexpr uint64_t kTileF4 = uint64_t(T::kBM) * T::kBN / 4;     // float4s per partial tile
+  float4* const base = reinterpret_cast<float4*>(ep.partials) + uint64_t(tile) * ep.splits * kTileF4 + tid;
+  float4* const mine = base + uint64_t(split) * kTileF4;
+#pragma unroll
+  for (int ms = 0; ms < T::kMSub; ++ms)
+#pragma unroll
+    for (int j = 0; j < kJ; ++j)
+      __stcg(mine + (ms * kJ + j) * 128,
+             make_float4(acc[ms][4 * j], acc[ms][4 * j + 1], acc[ms][4 * j + 2], acc[ms][4 * j + 3]));
+  __threadfence();
+  ptx::named_bar_sync(kBiasBar + g, 128);
+  if (tid == 0) ptx::st_shared_b32(flag, atomicAdd(ep.counters + tile, 1u) == ep.splits - 1 ? 1u : 0u);
+  ptx::named_bar_sync(kBiasBar + g, 128);
+  if (ptx::ld_shared_b32(flag) == 0) return false;
+  __threadfence();
+#pragma unroll
+  for (int ms = 0; ms < T::kMSub; ++ms)
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      const float4 v = __ldcg(base + (ms * kJ + j) * 128);
+      acc[ms][4 * j] = v.x;
+      acc[ms][4 * j + 1] = v.y;
+      acc[ms][4 * j + 2] = v.z;
+      acc[ms][4 * j + 3] = v.w;
+    }
+#pragma unroll 1
+  for (uint32_t sp = 1; sp < ep.splits; ++sp) {
+    const float4* const p = base + uint64_t(sp) * kTileF4;
+#pragma unroll
+    for (int ms = 0; ms < T::kMSub; ++ms)
+#pragma unroll
+      for (int j = 0; j < kJ; ++j) {
+        const float4 v = __ldcg(p + (ms * kJ + j) * 128);
+        acc[ms][4 * j] += v.x;
+        acc[ms][4 * j + 1] += v.y;
+        acc[ms][4 * j + 2] += v.z;
+        acc[ms][4 * j + 3] += v.w;
+      }
+  }
+  return true;
+}
+
+// Ping-pong consumers: warpgroup g computes the CTA's units g, g + 2, g + 4, ... (see the header comment).
 template <class T>
 __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32_t k, uint32_t smem_base,
                                                 uint32_t warp, uint32_t lane, bool staged) {
   constexpr int S = T::kStages, BM = T::kBM, BN = T::kBN, CS = T::kClusterSize;
-  using Mma = Wgmma<BN, T::kIn == DType::bf16>;
   const Smem<T> sm(smem_base);
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
-  TileScheduler<BM, BN, T::kClusterM, T::kClusterN> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS);
+  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, ep.splits);
 
   const uint32_t g = warp / 4 - 1;  // consumer warpgroup
   const uint32_t wwarp = warp % 4;  // warp within it
-  if (g == 1) sched.advance();
   float acc[T::kMSub][BN / 2];
 #pragma unroll
   for (int ms = 0; ms < T::kMSub; ++ms)
@@ -328,47 +415,27 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
   const uint32_t bias_smem = sm.base + T::kOffBias + g * BN * 4;
   const uint32_t tid = threadIdx.x % 128;
   using Epi = Epilogue<T>;
-  // j: the tile's index in this CTA's sequence, which is also the order of the stage ring and of the staging turns.
-  for (uint32_t j = g; sched.valid(); j += 2) {
-    const bool has_next = sched.valid_ahead(1);  // the other warpgroup's next tile, which waits for our turns
+  // j: the unit's index in this CTA's sequence, which is also the order of the stage ring and of the staging
+  // turns. Each warpgroup walks every unit to keep the ring position (units differ in k-steps with split-K).
+  uint64_t pos = 0;  // ring position of unit j's first k-step
+  for (uint32_t j = 0; sched.valid(); ++j, sched.advance()) {
+    uint32_t kb, ke;
+    sched.k_range(num_k, kb, ke);
+    const uint64_t pos0 = pos;
+    pos += ke - kb;
+    if ((j & 1u) != g) continue;
+    const bool has_next = sched.valid_ahead(1);  // the other warpgroup's next unit, which waits for our turns
     uint32_t mb, nb;
     sched.block(T::kClusterM > 1 ? rank : 0, T::kClusterN > 1 ? rank : 0, mb, nb);
     float bias[Epi::kBiasRegs];
     Epi::load_bias(bias, ep, nb * BN, tid);
-    // This tile's first k-step sits at ring position j * num_k.
-    const uint64_t pos0 = uint64_t(j) * num_k;
     uint32_t s = uint32_t(pos0 % S), phase = uint32_t((pos0 / S) & 1);
 
-    // Our main-loop turn: the other warpgroup has waited on every full barrier of tile j - 1, so each barrier we
+    // Our main-loop turn: the other warpgroup has waited on every full barrier of unit j - 1, so each barrier we
     // wait on is at most one phase behind the parity we ask for (no aliasing).
     if (j > 0) ptx::named_bar_sync(kMmaTurn + g, 256);
     uint32_t prev = 0;
-    for (uint32_t kt = 0; kt < num_k; ++kt) {
-      ptx::mbar_wait(sm.full + 8 * s, phase);
-#pragma unroll
-      for (int ms = 0; ms < T::kMSub; ++ms)
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i) ptx::reg_fence(acc[ms][i]);
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < T::kBK / 16; ++kk) {
-#pragma unroll
-        for (int ms = 0; ms < T::kMSub; ++ms) {
-          Mma::mma(acc[ms], a_desc0[ms] + ((s * T::kABytes + kk * 32) >> 4),
-                   b_desc0 + ((s * T::kBBytes + kk * 32) >> 4), (kt | kk) != 0);
-        }
-      }
-      ptx::wgmma_commit();
-      if (kt > 0) {
-        ptx::wgmma_wait<1>();
-        release(prev);
-      }
-      prev = s;
-      if (++s == S) {
-        s = 0;
-        phase ^= 1;
-      }
-    }
+    mainloop<T>(acc, a_desc0, b_desc0, sm.full, ke - kb, s, phase, prev, release);
     // Hand the tensor cores over: the other warpgroup's wgmma queue behind our last ones.
     if (has_next) ptx::named_bar_arrive(kMmaTurn + (g ^ 1), 256);
 
@@ -383,16 +450,24 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
       for (int i = 0; i < BN / 2; ++i) ptx::reg_fence(acc[ms][i]);
     release(prev);
 
-    // Our epilogue turn: the other warpgroup has written tile j - 1 into the staging buffer; the storers' drain of
+    // Split-K: outside the epilogue turn, so the other warpgroup's main loop hides the partials' traffic.
+    bool write = true;
+    if constexpr (T::kSplitK) {
+      if (ep.splits > 1) write = splitk_reduce<T>(acc, ep, sched.tile(), sched.split(), sm.flags + 4 * g, g, tid);
+    }
+
+    // Our epilogue turn: the other warpgroup has written unit j - 1 into the staging buffer; the storers' drain of
     // it completes phase j - 1 of st_empty.
     if (j > 0) ptx::named_bar_sync(kEpiTurn + g, 256);
     if (staged) {
       if (ep.out == OutKind::bf16) {
-        pp_to_staging<T, OutKind::bf16>(acc, sm.st_full, sm.st_empty, staging, bias_smem, j, wwarp, lane);
+        pp_to_staging<T, OutKind::bf16>(acc, sm.st_full, sm.st_empty, staging, bias_smem, j, wwarp, lane, write,
+                                        sm.flags + 8);
       } else {
-        pp_to_staging<T, OutKind::fp16>(acc, sm.st_full, sm.st_empty, staging, bias_smem, j, wwarp, lane);
+        pp_to_staging<T, OutKind::fp16>(acc, sm.st_full, sm.st_empty, staging, bias_smem, j, wwarp, lane, write,
+                                        sm.flags + 8);
       }
-    } else {
+    } else if (write) {
       const uint32_t row0 = mb * BM;
       if (ep.out == OutKind::bf16) {
         Epi::template to_global<OutKind::bf16>(acc, ep, bias_smem, row0, nb * BN, wwarp, lane);
@@ -403,8 +478,6 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
       }
     }
     if (has_next) ptx::named_bar_arrive(kEpiTurn + (g ^ 1), 256);
-    sched.advance();
-    sched.advance();
   }
 }
 

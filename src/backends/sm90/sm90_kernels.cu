@@ -16,19 +16,6 @@ void add_fp16_i64(std::vector<std::unique_ptr<Kernel>>& out);
 
 namespace {
 
-// SM count of the current device (132 on H100/H200 SXM when it cannot be read).
-int current_sm_count() {
-  static std::array<std::once_flag, kMaxDevices> once;
-  static std::array<int, kMaxDevices> sms{};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 132;
-  std::call_once(once[dev], [&] {
-    int v = 0;
-    sms[dev] = cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && v > 0 ? v : 132;
-  });
-  return sms[dev];
-}
-
 // Relative efficiency of each configuration at full occupancy (1.0 = the cooperative 128x256); the rest of the
 // score is how well the tiles fill the last wave and the edges. From the H200 measurements of run 5
 // (scripts/dev/SM90_NOTES.md): on the 88 models.csv shapes with M >= 2048 this choice lands at the median of the
@@ -39,6 +26,9 @@ double tile_weight(const Config& c, const Problem& p) {
     // Unclustered: best up to M ~ 1e5 at every K measured. At M >= 262144 it measured 0.85-1.06x (bimodal), its
     // c2x1 twin 0.99-1.04x, so large M goes to the clustered one (or, without it, to the cooperative 128x256).
     w = c.cluster_m * c.cluster_n == 1 ? (p.m <= 131072 ? 1.05 : 0.97) : 1.03;
+    // The split-K variant measured 0.95x of its plain twin unsplit (models median, run 6) and lost with every
+    // split count on every shape timed, so it ranks behind the twin everywhere.
+    if (c.splitk) w *= 0.90;
   } else if (c.pingpong) {
     w = 0.95;
   } else {
@@ -55,6 +45,8 @@ double score(const Config& c, const Problem& p, int sms) {
   const double mt = std::ceil(double(p.m) / c.bm), nt = std::ceil(double(p.n) / c.bn);
   const double tiles = mt * nt;
   const double waves = std::ceil(tiles / sms);
+  // Split-K configurations are scored as if unsplit: no split measured faster than no split (run 6), so the
+  // default does not bet on the split model; a tuned table can still pick them where they measure best.
   const double wave_eff = tiles / (waves * sms);
   const double edge_eff = double(p.m) * double(p.n) / (mt * c.bm * nt * c.bn);
   return tile_weight(c, p) * wave_eff * edge_eff;

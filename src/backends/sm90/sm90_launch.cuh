@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -66,10 +68,67 @@ struct DeviceState {
 };
 inline constexpr int kMaxDevices = 64;
 
+// SM count of the current device (132 on H100/H200 SXM when it cannot be read).
+inline int current_sm_count() {
+  static std::array<std::once_flag, kMaxDevices> once;
+  static std::array<int, kMaxDevices> sms{};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 132;
+  std::call_once(once[dev], [&] {
+    int v = 0;
+    sms[dev] = cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && v > 0 ? v : 132;
+  });
+  return sms[dev];
+}
+
+// Split-K cost model, in k-steps of one tile on one SM: a persistent CTA runs its units one after another, so a
+// split count s costs ceil(units / sms) rounds of (k-steps per unit + kUnitFixed), plus, with s > 1, kSplitUnit per
+// unit for the partials (write one fp32 tile, fence, count in, the last reads all s). kSplitUnit is fitted to run 6
+// (scripts/dev/SM90_NOTES.md): 12-34 k-steps of a 64x256 tile (5-10 us) per unit on 2048/4096 x 1280 at K = 1280
+// and 8192; with it no shape of the suites with M >= 2048 splits, and small-M shapes with long K (a handful of
+// tiles) do.
+struct SplitChoice {
+  uint32_t splits = 1;
+  double eff = 1;  // tensor-core time of the ideal spread over every SM / modelled time
+};
+inline constexpr uint32_t kMaxSplits = 8;
+inline constexpr uint32_t kMinKStepsPerSplit = 8;
+inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms) {
+  const double tiles = double((uint64_t(p.m) + bm - 1) / bm) * double((uint64_t(p.n) + bn - 1) / bn);
+  const uint64_t nk = (uint64_t(p.k) + 63) / 64;
+  constexpr double kUnitFixed = 2, kSplitUnit = 24;
+  auto cost = [&](uint32_t s) {
+    const double rounds = std::ceil(tiles * s / sms);
+    const double per = double((nk + s - 1) / s) + kUnitFixed + (s > 1 ? kSplitUnit : 0.0);
+    return rounds * per;
+  };
+  const double ideal = tiles * double(nk + kUnitFixed) / sms;
+  SplitChoice best{1, ideal / cost(1)};
+  // Splitting must win clearly: the model ignores the counter memset and the partials' L2 footprint.
+  for (uint32_t s = 2; s <= kMaxSplits && nk / s >= kMinKStepsPerSplit && tiles * s <= double(INT32_MAX); ++s) {
+    const double e = ideal / cost(s);
+    if (e > best.eff * (best.splits == 1 ? 1.08 : 1.0)) best = {s, e};
+  }
+  return best;
+}
+
+// Workspace of a split-K launch: one uint32 arrival counter per tile (256-byte aligned block), then `splits` fp32
+// partial tiles per tile.
+inline uint64_t splitk_counter_bytes(uint64_t tiles) { return (tiles * 4 + 255) / 256 * 256; }
+inline uint64_t splitk_workspace_bytes(int bm, int bn, const Problem& p, uint32_t splits) {
+  if (splits <= 1) return 0;
+  const uint64_t tiles = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
+  return splitk_counter_bytes(tiles) + tiles * splits * uint64_t(bm) * bn * 4;
+}
+
+// `splits` > 1 (split-K configurations only) needs splitk_workspace_bytes of workspace.
 template <class T>
-Status launch(const GemmArgs& a, cudaStream_t stream) {
+Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t ws_bytes = 0, uint32_t splits = 1) {
   const Problem& p = a.p;
   if (p.m == 0 || p.n == 0) return Status::Ok();
+  if (!T::kSplitK) splits = 1;
+  // Every split needs at least one k-step (the first wgmma of a unit initialises its accumulators).
+  splits = std::max<uint32_t>(1, std::min<uint32_t>(splits, uint32_t((uint64_t(p.k) + T::kBK - 1) / T::kBK)));
 
   int dev = 0;
   if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status("cudaGetDevice", e);
@@ -125,7 +184,20 @@ Status launch(const GemmArgs& a, cudaStream_t stream) {
   const uint64_t n_blocks = (uint64_t(p.n) + T::kBN - 1) / T::kBN;
   const uint64_t cluster_tiles =
       ((m_blocks + T::kClusterM - 1) / T::kClusterM) * ((n_blocks + T::kClusterN - 1) / T::kClusterN);
-  const uint64_t clusters = std::min<uint64_t>(cluster_tiles, uint64_t(st.max_clusters));
+  const uint64_t clusters = std::min<uint64_t>(cluster_tiles * splits, uint64_t(st.max_clusters));
+  ep.splits = splits;
+  if (splits > 1) {
+    const uint64_t need = splitk_workspace_bytes(T::kBM, T::kBN, p, splits);
+    if (!ws || ws_bytes < need || reinterpret_cast<uintptr_t>(ws) % 256 != 0) {
+      return Status(StatusCode::internal, "sm90: split-K needs " + std::to_string(need) +
+                                              " bytes of 256-byte aligned workspace, got " + std::to_string(ws_bytes));
+    }
+    ep.counters = static_cast<uint32_t*>(ws);
+    ep.partials = reinterpret_cast<float*>(static_cast<char*>(ws) + splitk_counter_bytes(cluster_tiles));
+    // The workspace is shared with other kernels on the stream: the counters start from zero on every launch.
+    if (cudaError_t e = cudaMemsetAsync(ws, 0, cluster_tiles * 4, stream); e != cudaSuccess)
+      return cuda_status("split-K counter reset", e);
+  }
 
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute attr[1];
@@ -150,6 +222,11 @@ Status launch(const GemmArgs& a, cudaStream_t stream) {
 class Sm90KernelBase : public Kernel {
  public:
   virtual const Config& config() const = 0;
+  // Split-K configurations: the split count `run` picks for a problem (1 for the others).
+  virtual uint32_t splits_for(const Problem&) const { return 1; }
+  // `run` with a given split count (development harness); needs splitk_workspace_bytes of workspace.
+  virtual Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, uint32_t splits,
+                            cudaStream_t stream) const = 0;
 };
 
 // One registered configuration.
@@ -188,6 +265,7 @@ class Sm90Kernel final : public Sm90KernelBase {
     }
     const uint64_t m_tiles = (uint64_t(p.m) + T::kBM * T::kClusterM - 1) / (T::kBM * T::kClusterM);
     const uint64_t n_tiles = (uint64_t(p.n) + T::kBN * T::kClusterN - 1) / (T::kBN * T::kClusterN);
+    // (split-K multiplies the units by splits_for(p), which is 1 unless that product stays below 2^31)
     if (m_tiles * n_tiles > uint64_t(INT32_MAX)) {
       return Verdict{Verdict::Kind::addressing, "cluster tiles " + std::to_string(m_tiles) + " x " +
                                                     std::to_string(n_tiles) + " > 2^31-1 (32-bit tile scheduler)"};
@@ -195,8 +273,24 @@ class Sm90Kernel final : public Sm90KernelBase {
     return v;
   }
 
-  Status run(const GemmArgs& args, void*, size_t, cudaStream_t stream) const override {
-    return launch<T>(args, stream);
+  uint32_t splits_for(const Problem& p) const override {
+    if constexpr (T::kSplitK) {
+      return choose_splits(T::kBM, T::kBN, p, current_sm_count()).splits;
+    } else {
+      return 1;
+    }
+  }
+  // Split-K: the split count is a function of the problem (and the SM count), so a problem always runs with the
+  // same splits and gives the same bits.
+  size_t workspace_bytes(const Problem& p) const override {
+    return size_t(splitk_workspace_bytes(T::kBM, T::kBN, p, splits_for(p)));
+  }
+  Status run(const GemmArgs& args, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
+    return launch<T>(args, stream, ws, ws_bytes, splits_for(args.p));
+  }
+  Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, uint32_t splits,
+                    cudaStream_t stream) const override {
+    return launch<T>(args, stream, ws, ws_bytes, splits);
   }
 
  private:

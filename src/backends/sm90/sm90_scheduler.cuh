@@ -1,13 +1,17 @@
 // Persistent tile scheduler: a static, strided walk over output tiles in cluster units, with grouped
 // rasterisation. Producer, consumers and storers of a CTA each run their own copy and see the same sequence,
 // which is what keeps their pipelines in step without any communication beyond the mbarriers.
+//
+// Split-K (SK): the walk is over work units, `splits` per tile, unit u = tile * splits + split; split s covers
+// k-steps [s * num_k / splits, (s + 1) * num_k / splits). A tile's splits are consecutive units, so consecutive
+// CTAs run them at the same time and the last of them to finish finds the others' partials already written.
 #pragma once
 
 #include <cstdint>
 
 namespace tgemm::sm90 {
 
-template <int BM, int BN, int CM, int CN>
+template <int BM, int BN, int CM, int CN, bool SK = false>
 struct TileScheduler {
   // Tiles are grouped kGroupM block-rows tall: the CTAs resident at one time then cover a band of X rows
   // (kGroupM * BM) against a sweep of W, so the X band stays in L2 while W streams through it once per band
@@ -17,17 +21,34 @@ struct TileScheduler {
   uint32_t cm_tiles;  // cluster tiles along M
   uint32_t cn_tiles;  // cluster tiles along N
   uint32_t total;
-  uint32_t linear;    // current cluster tile
+  uint32_t linear;    // current cluster tile (split-K: work unit)
   uint32_t stride;    // number of clusters in the grid
+  uint32_t splits;    // 1 without split-K
 
-  // Precondition (can_implement): the tile count fits in 31 bits.
-  __device__ TileScheduler(uint32_t m, uint32_t n, uint32_t cluster_id, uint32_t num_clusters) {
+  // Precondition (can_implement): the unit count fits in 31 bits.
+  __device__ TileScheduler(uint32_t m, uint32_t n, uint32_t cluster_id, uint32_t num_clusters, uint32_t splits_ = 1) {
     const uint32_t m_blocks = (m + BM - 1) / BM, n_blocks = (n + BN - 1) / BN;
     cm_tiles = (m_blocks + CM - 1) / CM;
     cn_tiles = (n_blocks + CN - 1) / CN;
-    total = cm_tiles * cn_tiles;
+    splits = SK ? splits_ : 1u;
+    total = cm_tiles * cn_tiles * splits;
     linear = cluster_id;
     stride = num_clusters;
+  }
+
+  // The current unit's tile (its index among the cluster tiles) and split.
+  __device__ uint32_t tile() const { return SK ? linear / splits : linear; }
+  __device__ uint32_t split() const { return SK ? linear % splits : 0u; }
+  // The current unit's k-steps [kb, ke) of the tile's num_k.
+  __device__ void k_range(uint32_t num_k, uint32_t& kb, uint32_t& ke) const {
+    if constexpr (SK) {
+      const uint32_t s = split();
+      kb = uint32_t(uint64_t(s) * num_k / splits);
+      ke = uint32_t(uint64_t(s + 1) * num_k / splits);
+    } else {
+      kb = 0;
+      ke = num_k;
+    }
   }
 
   __device__ bool valid() const { return linear < total; }
@@ -37,11 +58,12 @@ struct TileScheduler {
 
   // Block coordinates (in BM / BN units) of this CTA's tile; `rank_m` / `rank_n` are its position in the cluster.
   __device__ void block(uint32_t rank_m, uint32_t rank_n, uint32_t& m_block, uint32_t& n_block) const {
+    const uint32_t t = tile();
     const uint32_t per_group = kGroupM * cn_tiles;
-    const uint32_t group = linear / per_group;
+    const uint32_t group = t / per_group;
     const uint32_t first = group * kGroupM;
     const uint32_t rows = min(kGroupM, cm_tiles - first);
-    const uint32_t within = linear - group * per_group;
+    const uint32_t within = t - group * per_group;
     m_block = (first + within % rows) * CM + rank_m;
     n_block = (within / rows) * CN + rank_n;
   }
