@@ -41,7 +41,8 @@ for step in $STEPS; do
                 echo "memcheck $k rc=$r: $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_$k.log" | tail -1)"
               done ;;
     tune) { cat shapes/seed.csv; tail -n +2 shapes/models.csv; } > "$OUT/suites.csv"
-          ./build-dev/tgemm tune -i "$OUT/suites.csv" -o "$OUT/sm90_132_bf16.csv" --profile-file "$OUT/tune_profile.csv" ${TUNE_ARGS:-} \
+          # TUNE_TIMEOUT: SIGTERM leaves a valid table of the shapes done (the tuner saves after every shape).
+          timeout -s TERM ${TUNE_TIMEOUT:-3000} ./build-dev/tgemm tune -i "$OUT/suites.csv" -o "$OUT/sm90_132_bf16.csv" --profile-file "$OUT/tune_profile.csv" ${TUNE_ARGS:-} \
             > "$OUT/tune.log" 2> "$OUT/tune.err"; rc=$?; tail -3 "$OUT/tune.log"; tail -c 600 "$OUT/tune.err"; echo ;;
     tabled) export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"
           TOP=""; [ -f "$OUT/tune_profile.csv" ] && TOP="--top-from $OUT/tune_profile.csv"

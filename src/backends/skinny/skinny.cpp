@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/skinny/skinny_config.h"
+#include "backends/skinny/skinny_tma.h"
 #include "registry/registry.h"
 
 namespace tgemm::skinny {
@@ -19,12 +20,51 @@ namespace tgemm::skinny {
 // In skinny_bf16.cu / skinny_fp16.cu: the __global__ function for (max_m, vec), or null.
 const void* kernel_bf16(int max_m, bool vec);
 const void* kernel_fp16(int max_m, bool vec);
+const void* kernel_tma_bf16(int max_m);
+const void* kernel_tma_fp16(int max_m);
 
 namespace {
 
 constexpr int kMTiles[] = {8, 16, 32, 64};
 constexpr int kFixedSplits[] = {1, 2, 4, 8, 16, 32};
 constexpr int kScalarMTile = 64;
+// TMA variant: M tile 16 only; splits the tuner tries beside auto (1 = one block per 128 rows, the big layers;
+// 4 and 8 = 2 warps x 2 or 4 cluster blocks along K, the 4-8K-row layers).
+constexpr int kTmaMTile = 16;
+constexpr int kTmaFixedSplits[] = {1, 4, 8};
+
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled from the driver through the runtime (no link-time libcuda dependency); null if absent.
+EncodeTiledFn encode_tiled() {
+  static const EncodeTiledFn fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return EncodeTiledFn(nullptr);
+    }
+    return reinterpret_cast<EncodeTiledFn>(f);
+  }();
+  return fn;
+}
+
+// [rows, cols] row-major 16-bit matrix in boxes of 64 columns (128 bytes, the swizzle's row) x box_rows.
+CUresult encode_map(CUtensorMap* map, const void* ptr, DType dt, int64_t rows, int64_t cols, int64_t ld,
+                    int box_rows) {
+  const EncodeTiledFn enc = encode_tiled();
+  if (!enc) return CUDA_ERROR_NOT_SUPPORTED;
+  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(ld) * 2};
+  const cuuint32_t box[2] = {cuuint32_t(kTmaUnitK), cuuint32_t(box_rows)};
+  const cuuint32_t estr[2] = {1, 1};
+  return enc(map, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+             const_cast<void*>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
 
 int device_sm_count() {
   static std::array<std::atomic<int>, 64> cache{};  // per device ordinal; 0 = not read yet
@@ -65,6 +105,7 @@ class SkinnyKernel final : public Kernel {
   // The launch this kernel makes for `p` on a GPU with `sms` SMs (exposed for `explain` and tests).
   LaunchShape shape(const Problem& p, int sms) const {
     int split = cfg_.split_k;
+    if (cfg_.tma) return tma_launch_shape(p.n, p.k, split > 0 ? split : tma_auto_split(p.n, p.k, sms));
     if (split <= 0) split = auto_split(p.m, p.n, p.k, cfg_.max_wk(), sms, kBlocksPerSm, cfg_.depth());
     return launch_shape(p.n, p.k, split, cfg_.max_wk());
   }
@@ -99,10 +140,25 @@ class SkinnyKernel final : public Kernel {
     prm.out_dtype = int(p.out_dtype);
     prm.bias_kind = (p.has_bias && a.bias != nullptr) ? (p.bias_dtype == DType::fp32 ? 2 : 1) : 0;
 
+    TmaParams tp;
     cudaLaunchConfig_t lc = {};
     lc.gridDim = dim3(unsigned(sh.blocks), 1, 1);
     lc.blockDim = dim3(kThreads, 1, 1);
     lc.dynamicSmemBytes = 0;
+    if (cfg_.tma) {
+      tp.p = prm;
+      tp.x_rows = tma_x_rows(int(p.m), cfg_.max_m);
+      tp.stages = tma_stages(1 << sh.wk_log2, tp.x_rows);
+      CUresult r = encode_map(&tp.w, a.w, p.in_dtype, p.n, p.k, p.ldw, sh.block_rows);
+      if (r == CUDA_SUCCESS) r = encode_map(&tp.x, a.x, p.in_dtype, p.m, p.k, p.ldx, tp.x_rows);
+      if (r != CUDA_SUCCESS)
+        return Status(StatusCode::cuda_error, name_ + ": cuTensorMapEncodeTiled failed (" + std::to_string(int(r)) + ")");
+      cudaError_t e = cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSmemBytes);
+      if (e != cudaSuccess)
+        return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
+      lc.blockDim = dim3(kTmaThreads, 1, 1);
+      lc.dynamicSmemBytes = size_t(tp.stages) * tma_stage_bytes(1 << sh.wk_log2, tp.x_rows) + 1024;
+    }
     lc.stream = stream;
     cudaLaunchAttribute attr[2];
     unsigned na = 0;
@@ -122,7 +178,7 @@ class SkinnyKernel final : public Kernel {
     }
     lc.attrs = na ? attr : nullptr;
     lc.numAttrs = na;
-    void* args[] = {&prm};
+    void* args[] = {cfg_.tma ? static_cast<void*>(&tp) : static_cast<void*>(&prm)};
     cudaError_t e = cudaLaunchKernelExC(&lc, fn_, args);
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess)
@@ -177,6 +233,18 @@ void add_skinny_kernels(BackendKernels& out) {
       out.kernels.push_back(std::move(k));
       for (int sk : skinny::kFixedSplits) {
         if (sk > c.max_split()) continue;
+        c.split_k = sk;
+        out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
+      }
+    }
+    {
+      Config c;
+      c.in = dtypes[d];
+      c.max_m = skinny::kTmaMTile;
+      c.tma = true;
+      const void* fn = dtypes[d] == DType::bf16 ? skinny::kernel_tma_bf16(c.max_m) : skinny::kernel_tma_fp16(c.max_m);
+      out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
+      for (int sk : skinny::kTmaFixedSplits) {
         c.split_k = sk;
         out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
       }

@@ -35,14 +35,38 @@ constexpr int max_wk_for(int max_m, bool vec) { return !vec || max_m <= 8 ? 8 : 
 // Static shared memory per block: WK * MT * (128 / WK + 4) floats <= MT * (128 + 4 * 8) floats.
 constexpr int part_floats(int max_m) { return max_m * (kBlockRowsMax + kPartPad * kWarps); }
 
+// TMA variant (skinny_tma_kernel.cuh): W and X stream through a shared-memory ring filled by the bulk tensor copy
+// engine. K is cut into 64-element units (one 128-byte row of a 128B-swizzled box); a stage holds WK units of
+// the block's BR = 128 / WK rows plus the matching X boxes. 8 consumer warps + 1 producer warp.
+inline constexpr int kTmaUnitK = 64;
+inline constexpr int kTmaThreads = kThreads + 32;
+inline constexpr int kTmaMaxWk = 2;         // more warps along K would make the X boxes as large as the W boxes
+inline constexpr int kTmaBlocksPerSm = 3;   // 396 slots on 132 SMs: 28672- and 37888-row layers fit one wave
+inline constexpr int kTmaMaxStages = 8;
+// Dynamic shared memory per block (ring + 1 KB to align it to the swizzle's 1024-byte period): three blocks of
+// this plus their static barriers and the 1 KB the driver reserves per block fit the 228 KB of an SM.
+inline constexpr int kTmaSmemBytes = 73 * 1024;
+// X rows per box: M rounded up to the 8-row mma block (rows past M are zero-filled by the copy engine).
+constexpr int tma_x_rows(int m, int max_m) { return ((m + 7) / 8 * 8) < max_m ? (m + 7) / 8 * 8 : max_m; }
+constexpr int tma_stage_bytes(int wk, int x_rows) { return wk * ((kBlockRowsMax / wk) * 128 + x_rows * 128); }
+constexpr int tma_stages(int wk, int x_rows) {
+  const int st = (kTmaSmemBytes - 1024) / tma_stage_bytes(wk, x_rows);
+  return st < kTmaMaxStages ? st : kTmaMaxStages;
+}
+static_assert(tma_stages(kTmaMaxWk, 16) >= 2, "ring too shallow");
+static_assert(part_floats(16) * 4 <= tma_stage_bytes(1, 8) * 2, "the partial tiles reuse the ring");
+
 struct Config {
   DType in = DType::bf16;  // X and W (bf16 or fp16)
   int max_m = 8;           // M tile: 8, 16, 32 or 64 (runtime M <= max_m)
   int split_k = 0;         // total K slices T (1, 2, 4, ... 64); 0 = chosen per problem
   bool vec = true;         // 16-byte loads (aligned, ld % 8 == 0); false = element loads, any alignment
+  bool tma = false;        // W and X through the bulk-copy ring (skinny_tma_kernel.cuh); implies vec
 
-  int depth() const { return depth_for(max_m, vec); }
-  int max_wk() const { return max_wk_for(max_m, vec); }
+  // The TMA ring's bytes in flight per block (~4 stages of 16 KB of W) expressed as the register ring's depth
+  // (8 warps x 1 KB per step) for the time model.
+  int depth() const { return tma ? 8 : depth_for(max_m, vec); }
+  int max_wk() const { return tma ? kTmaMaxWk : max_wk_for(max_m, vec); }
   int max_split() const { return max_wk() * kMaxCluster; }
 
   // skinny_bf16_m8_sk4_i64, skinny_fp16_m16_skauto_i64, skinny_bf16_m64_skauto_scalar_i64
@@ -50,6 +74,7 @@ struct Config {
     std::string s = "skinny_";
     s += in == DType::fp16 ? "fp16" : "bf16";
     s += "_m" + std::to_string(max_m);
+    if (tma) s += "_tma";
     s += split_k > 0 ? "_sk" + std::to_string(split_k) : std::string("_skauto");
     if (!vec) s += "_scalar";
     s += "_i64";
@@ -59,14 +84,16 @@ struct Config {
   Limits limits() const {
     Limits l;
     l.y_index_bits = l.x_index_bits = l.w_index_bits = 64;  // every offset is formed in int64
-    l.uses_tma = false;
     l.ld_multiple = vec ? 8 : 1;  // 16-byte rows
     l.ptr_align = vec ? 16 : 2;
     l.bias_align = 2;             // an fp32 bias that is only 2-byte aligned is read as two halves
+    // TMA: int32 coordinates (K, N < 2^31), row strides of W and X multiples of 16 bytes (ld % 8 == 0 above)
+    // and < 2^40, base addresses 16-byte aligned (ptr_align above); the generic check words each refusal.
+    l.uses_tma = tma;
     l.min_m = 1;
     l.max_m = max_m;
     // blockIdx.x = row_tile * S + rank < 2^31; a row tile is at least 16 rows (WK = 8), S <= 8.
-    l.tile_n = kWarpRows;
+    l.tile_n = tma ? kBlockRowsMax / kTmaMaxWk : kWarpRows;
     l.max_n_tiles = (int64_t(1) << 31) / kMaxCluster - 1;
     l.in_dtypes = dtype_bit(in);
     l.out_dtypes = 0b111;
@@ -125,6 +152,33 @@ inline LaunchShape launch_shape(int64_t n, int64_t k, int split, int max_wk) {
   sh.row_tiles = (n + sh.block_rows - 1) / sh.block_rows;
   sh.blocks = sh.row_tiles * sh.s;
   return sh;
+}
+
+// The TMA kernel's launch (skinny_tma_kernel.cuh): K in 64-element units; WK = min(T, 2) warps along K, S = T / WK
+// cluster blocks. Here k_steps counts 64-element units and sps is the units of one block, a multiple of WK so the
+// S blocks' ranges [rank * sps, (rank + 1) * sps) never share a stage.
+inline LaunchShape tma_launch_shape(int64_t n, int64_t k, int split) {
+  LaunchShape sh;
+  sh.split = split;
+  const int wk = split < kTmaMaxWk ? split : kTmaMaxWk;
+  sh.wk_log2 = ilog2(wk);
+  sh.s = split / wk;
+  sh.block_rows = kBlockRowsMax >> sh.wk_log2;
+  sh.k_steps = (k + kTmaUnitK - 1) / kTmaUnitK;
+  const int64_t per_block = (sh.k_steps + sh.s - 1) / sh.s;
+  sh.sps = (per_block + wk - 1) / wk * wk;
+  sh.row_tiles = (n + sh.block_rows - 1) / sh.block_rows;
+  sh.blocks = sh.row_tiles * sh.s;
+  return sh;
+}
+
+// The TMA kernel's "auto" split: the smallest that gives every SM a block. Each block keeps ~64 KB in flight
+// whatever its share of K, so beyond one block per SM a larger split adds only cluster reductions and waves.
+inline int tma_auto_split(int64_t n, int64_t k, int sms) {
+  const int64_t units = (k + kTmaUnitK - 1) / kTmaUnitK;
+  int split = 1;
+  while (split < kTmaMaxWk * kMaxCluster && units >= 2 * split && tma_launch_shape(n, k, split).blocks < sms) split *= 2;
+  return split;
 }
 
 // Crude time model (microseconds) of one launch on an H200-class part, used only to pick T when the kernel's

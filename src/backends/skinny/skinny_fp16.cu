@@ -1,5 +1,5 @@
 // skinny backend: the fp16 instantiations (one file per input dtype so the two compile in parallel).
-#include "backends/skinny/skinny_kernel.cuh"
+#include "backends/skinny/skinny_tma_kernel.cuh"
 
 namespace tgemm::skinny {
 
@@ -13,6 +13,11 @@ const void* kernel_fp16(int max_m, bool vec) {
     case 64: return reinterpret_cast<const void*>(&skinny_gemm_kernel<T, 64, true>);
     default: return nullptr;
   }
+}
+
+// The TMA variant: one M tile (16), the one the register kernel's default uses for M <= 16.
+const void* kernel_tma_fp16(int max_m) {
+  return max_m == 16 ? reinterpret_cast<const void*>(&skinny_tma_kernel<__half, 16>) : nullptr;
 }
 
 }  // namespace tgemm::skinny

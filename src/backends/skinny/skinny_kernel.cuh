@@ -174,6 +174,73 @@ __device__ __forceinline__ void store_y(void* y, int out, int64_t off, float v) 
   }
 }
 
+// The block's fixed-order reduction and the epilogue, shared by both kernels: each warp's 16 x MT partial tile
+// goes to part[wk][m][row] (rows padded to BRP floats); the block sums its WK tiles in warp order; with S > 1 the
+// S blocks of the cluster sum their block tiles in rank order through distributed shared memory; then bias and
+// the conversion to Y's dtype. Every thread of the block calls it (it holds the block and cluster barriers);
+// only the kThreads `worker` threads (warps 0..7) carry partial tiles and do the sums.
+template <class T, int MT, bool VEC>
+__device__ __forceinline__ void reduce_store(float* part, const float (&acc)[MT / 8][4], const Params& p, int tid,
+                                             bool worker, int wk, int wn, int g, int t, int64_t n0, int srank) {
+  constexpr int NB = MT / 8;
+  const int wkl = p.wk_log2;
+  const int WK = 1 << wkl;
+  const int brl = 7 - wkl;
+  const int BR = 1 << brl;
+  const int BRP = BR + kPartPad;
+  const int S = p.s;
+  const int m = p.m;
+  // Partial tile of this warp -> part[wk][m][row], rows padded to BRP floats.
+  if (worker) {
+    float* mine = part + (wk * MT) * BRP;
+    const int r0 = wn * kWarpRows + g;
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb) {
+      if (nb > 0 && nb * 8 >= m) break;
+      const int mm = nb * 8 + 2 * t;
+      mine[mm * BRP + r0] = acc[nb][0];
+      mine[(mm + 1) * BRP + r0] = acc[nb][1];
+      mine[mm * BRP + r0 + 8] = acc[nb][2];
+      mine[(mm + 1) * BRP + r0 + 8] = acc[nb][3];
+    }
+  }
+  __syncthreads();
+
+  const int total = m * BR;
+  const int out = p.out_dtype;
+  if (S == 1) {
+    for (int idx = tid; worker && idx < total; idx += kThreads) {
+      const int mm = idx >> brl, r = idx & (BR - 1);
+      const int64_t n = n0 + r;
+      if (n >= p.n) continue;
+      float v = part[mm * BRP + r];
+      for (int q = 1; q < WK; ++q) v += part[(q * MT + mm) * BRP + r];
+      if (p.bias_kind) v += dev::load_bias<T>(p.bias, p.bias_kind, n);
+      dev::store_y<VEC>(p.y, out, int64_t(mm) * p.ldy + n, v);
+    }
+  } else {
+    for (int idx = tid; worker && idx < total; idx += kThreads) {
+      const int mm = idx >> brl, r = idx & (BR - 1);
+      float v = part[mm * BRP + r];
+      for (int q = 1; q < WK; ++q) v += part[(q * MT + mm) * BRP + r];
+      part[mm * BRP + r] = v;  // this block's sum, in place of warp 0's tile (only this thread reads it)
+    }
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();  // every block's sums are visible cluster-wide
+    for (int idx = srank * kThreads + tid; worker && idx < total; idx += S * kThreads) {
+      const int mm = idx >> brl, r = idx & (BR - 1);
+      const int64_t n = n0 + r;
+      if (n >= p.n) continue;
+      float v = cluster.map_shared_rank(part, 0)[mm * BRP + r];
+      for (int q = 1; q < S; ++q) v += cluster.map_shared_rank(part, q)[mm * BRP + r];
+      if (p.bias_kind) v += dev::load_bias<T>(p.bias, p.bias_kind, n);
+      dev::store_y<VEC>(p.y, out, int64_t(mm) * p.ldy + n, v);
+    }
+    cluster.sync();  // keep this block's shared memory alive until the others have read it
+  }
+}
+
 }  // namespace dev
 
 // Grid: blocks_x = row_tiles * S (cluster (S, 1, 1) when S > 1), 256 threads.
@@ -196,7 +263,6 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) skinny_gemm_kernel(con
   const int wn = warp >> wkl;
   const int brl = 7 - wkl;  // log2(block rows), block rows = 128 / WK
   const int BR = 1 << brl;
-  const int BRP = BR + kPartPad;
   const int S = p.s;
   const int64_t rt = blockIdx.x / S;
   const int srank = static_cast<int>(blockIdx.x - rt * S);
@@ -270,55 +336,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) skinny_gemm_kernel(con
     if (fe < se) dev::guarded_step<T, NB, VEC>(acc, wlo, whi, xl, p.ldx, g, fe * kStepK, klane, p.k, m);
   }
 
-  // Partial tile of this warp -> part[wk][m][row], rows padded to BRP floats.
-  {
-    float* mine = part + (wk * MT) * BRP;
-    const int r0 = wn * kWarpRows + g;
-#pragma unroll
-    for (int nb = 0; nb < NB; ++nb) {
-      if (nb > 0 && nb * 8 >= m) break;
-      const int mm = nb * 8 + 2 * t;
-      mine[mm * BRP + r0] = acc[nb][0];
-      mine[(mm + 1) * BRP + r0] = acc[nb][1];
-      mine[mm * BRP + r0 + 8] = acc[nb][2];
-      mine[(mm + 1) * BRP + r0 + 8] = acc[nb][3];
-    }
-  }
-  __syncthreads();
-
-  const int total = m * BR;
-  const int out = p.out_dtype;
-  if (S == 1) {
-    for (int idx = tid; idx < total; idx += kThreads) {
-      const int mm = idx >> brl, r = idx & (BR - 1);
-      const int64_t n = n0 + r;
-      if (n >= p.n) continue;
-      float v = part[mm * BRP + r];
-      for (int q = 1; q < WK; ++q) v += part[(q * MT + mm) * BRP + r];
-      if (p.bias_kind) v += dev::load_bias<T>(p.bias, p.bias_kind, n);
-      dev::store_y<VEC>(p.y, out, int64_t(mm) * p.ldy + n, v);
-    }
-  } else {
-    for (int idx = tid; idx < total; idx += kThreads) {
-      const int mm = idx >> brl, r = idx & (BR - 1);
-      float v = part[mm * BRP + r];
-      for (int q = 1; q < WK; ++q) v += part[(q * MT + mm) * BRP + r];
-      part[mm * BRP + r] = v;  // this block's sum, in place of warp 0's tile (only this thread reads it)
-    }
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
-    cluster.sync();  // every block's sums are visible cluster-wide
-    for (int idx = srank * kThreads + tid; idx < total; idx += S * kThreads) {
-      const int mm = idx >> brl, r = idx & (BR - 1);
-      const int64_t n = n0 + r;
-      if (n >= p.n) continue;
-      float v = cluster.map_shared_rank(part, 0)[mm * BRP + r];
-      for (int q = 1; q < S; ++q) v += cluster.map_shared_rank(part, q)[mm * BRP + r];
-      if (p.bias_kind) v += dev::load_bias<T>(p.bias, p.bias_kind, n);
-      dev::store_y<VEC>(p.y, out, int64_t(mm) * p.ldy + n, v);
-    }
-    cluster.sync();  // keep this block's shared memory alive until the others have read it
-  }
+  dev::reduce_store<T, MT, VEC>(part, acc, p, tid, true, wk, wn, g, t, n0, srank);
 }
 
 }  // namespace tgemm::skinny
