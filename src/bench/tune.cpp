@@ -7,14 +7,23 @@
 
 namespace tgemm::bench {
 
+namespace {
+// Splits beyond this are not tuned: the seed's largest shapes need 3 pieces for an int32 kernel.
+constexpr size_t kMaxTunePieces = 16;
+}  // namespace
+
 std::vector<Plan> tune_candidates(const Dispatcher& d, const Problem& p, const DeviceInfo& dev, const TuneOptions& opt) {
   std::vector<Plan> out;
   for (const Kernel* k : Registry::get().all()) {
     if (std::find(opt.backends.begin(), opt.backends.end(), k->backend()) == opt.backends.end()) continue;
     if (std::find(opt.skip.begin(), opt.skip.end(), k->name()) != opt.skip.end()) continue;
+    // A kernel built for a range of M (skinny: M <= 64) is no candidate outside it: the dispatcher would run it
+    // on thousands of row slices, which is never what a table row means.
+    const Limits& l = k->limits();
+    if (p.m > l.max_m || p.m < l.min_m) continue;
     // make_plan with the kernel forced: whole if it can, else split; another kernel if neither.
     Plan pl = d.make_plan(p, dev, k->name());
-    if (pl.status.ok() && pl.kernel == k) out.push_back(std::move(pl));
+    if (pl.status.ok() && pl.kernel == k && pl.pieces.size() <= kMaxTunePieces) out.push_back(std::move(pl));
   }
   return out;
 }

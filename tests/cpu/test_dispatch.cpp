@@ -1,11 +1,13 @@
 // The dispatcher on the host: bad input, plans and their reasons, the plan cache under threads, the untuned log.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "bench/tune.h"
 #include "registry/registry.h"
 #include "table/table.h"
 #include "tgemm/tgemm.h"
@@ -208,6 +210,43 @@ TEST(Tables, MergedConfigLowestUsWins) {
   EXPECT_NE(s.message().find(b + ":1:1"), std::string::npos) << s.message();
   std::filesystem::remove(a);
   std::filesystem::remove(b);
+}
+
+}  // namespace
+}  // namespace tgemm
+
+namespace tgemm {
+namespace {
+
+Problem seed_problem(int64_t m) {
+  Problem p;
+  p.m = m, p.n = 6144, p.k = 1280, p.ldx = 1280, p.ldw = 1280, p.ldy = 6144, p.has_bias = true;
+  return p;
+}
+
+// The tuner's candidates: split plans where only addressing stops a kernel, never a small-M kernel sliced by M.
+TEST(TuneCandidates, Int32KernelsSplitAtTheSeedShapeSkinnyNeverSliced) {
+  auto d = make_dispatcher();
+  const DeviceInfo dev;
+  for (int64_t m : {int64_t(340000), int64_t(768000)}) {
+    std::vector<Plan> cands = bench::tune_candidates(*d, seed_problem(m), dev, bench::TuneOptions{});
+    size_t split = 0, sm90 = 0;
+    for (const Plan& pl : cands) {
+      EXPECT_NE(pl.kernel->backend(), Backend::skinny) << m << ": " << pl.kernel->name();
+      EXPECT_LE(pl.pieces.size(), 16u) << pl.kernel->name();
+      sm90 += pl.kernel->backend() == Backend::sm90;
+      if (pl.pieces.size() > 1) {
+        ++split;
+        EXPECT_EQ(pl.kernel->limits().y_index_bits, 32) << pl.kernel->name();
+      }
+    }
+    EXPECT_GT(sm90, 0u) << m;
+    // M*N = 2.09e9 < 2^31 at 340000: every int32 kernel whole; 4.7e9 at 768000: each of them split.
+    if (m == 340000) EXPECT_EQ(split, 0u);
+    else EXPECT_GT(split, 0u);
+  }
+  std::vector<Plan> decode = bench::tune_candidates(*d, seed_problem(8), dev, bench::TuneOptions{});
+  EXPECT_TRUE(std::any_of(decode.begin(), decode.end(), [](const Plan& p) { return p.kernel->backend() == Backend::skinny; }));
 }
 
 }  // namespace
