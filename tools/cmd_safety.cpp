@@ -125,7 +125,8 @@ int cmd_check(const std::vector<std::string>& argv) {
       bool ok = s.ok() && r.ok;
       if (!ok) ++failed;
       std::printf("%-36s %-58s %-7s %9lld %-36s %3zu/%-2zu %s\n", k->name().c_str(), c.limit.c_str(), c.inside ? "inside" : "outside",
-                  (long long)c.shape.m, r.plan.c_str(), r.pieces, c.expect_pieces, ok ? "ok" : ("FAILED: " + r.error).c_str());
+                  (long long)c.shape.m, r.plan.c_str(), r.pieces, c.expect_pieces,
+                  !ok ? ("FAILED: " + r.error).c_str() : r.refused.empty() ? "ok" : ("ok, declined: " + r.refused).c_str());
       std::fflush(stdout);
       if (!s.ok() && s.code() == StatusCode::cuda_error) {
         std::printf("check: CUDA error, stopping: %s\n", s.to_string().c_str());

@@ -68,6 +68,14 @@ Status run_sweep_case(Dispatcher& d, const SweepCase& c, cudaStream_t stream, Sw
     return Status::Ok();
   }
   GemmArgs a = o.args();
+  // cublaslt_hN declines a problem where cuBLASLt's heuristic offers fewer than N+1 algorithms: nothing of it can
+  // run there, which is the right outcome, so the case is recorded as declined, not failed.
+  if (Verdict v = c.kernel->can_implement(a.p); !v.ok() && v.kind != Verdict::Kind::addressing) {
+    out->ok = true;
+    out->refused = v.reason;
+    out->plan = "declined";
+    return Status::Ok();
+  }
   Plan plan = d.make_plan(a.p, DeviceInfo::current(), c.kernel->name());
   if (!plan.status.ok()) {
     out->error = "no plan: " + plan.status.message();

@@ -29,6 +29,7 @@ struct SweepResult {
   int64_t unwritten_rows = 0;
   Compare cmp;
   std::string error;         // why not ok
+  std::string refused;       // ok, but the kernel declined the case for a reason other than its limits (nothing ran)
 };
 
 // The cases the declared limits of `k` call for (int32 offsets at their bound, max M, M·N around 2^32,
