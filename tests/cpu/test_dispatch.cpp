@@ -9,6 +9,7 @@
 
 #include "bench/tune.h"
 #include "registry/registry.h"
+#include "seed_problem.h"
 #include "table/table.h"
 #include "tgemm/tgemm.h"
 
@@ -218,11 +219,7 @@ TEST(Tables, MergedConfigLowestUsWins) {
 namespace tgemm {
 namespace {
 
-Problem seed_problem(int64_t m) {
-  Problem p;
-  p.m = m, p.n = 6144, p.k = 1280, p.ldx = 1280, p.ldw = 1280, p.ldy = 6144, p.has_bias = true;
-  return p;
-}
+using testing::seed_problem;
 
 // The tuner's candidates: split plans where only addressing stops a kernel, never a small-M kernel sliced by M.
 TEST(TuneCandidates, Int32KernelsSplitAtTheSeedShapeSkinnyNeverSliced) {

@@ -1,16 +1,13 @@
 // check_limits at its exact boundaries: one below, at, one above.
 #include <gtest/gtest.h>
 
+#include "seed_problem.h"
 #include "tgemm/kernel.h"
 
 namespace tgemm {
 namespace {
 
-Problem seed(int64_t m) {
-  Problem p;
-  p.m = m, p.n = 6144, p.k = 1280, p.ldx = 1280, p.ldw = 1280, p.ldy = 6144, p.has_bias = true;
-  return p;
-}
+Problem seed(int64_t m) { return testing::seed_problem(m); }
 
 Limits i32_tma() {
   Limits l;
