@@ -27,6 +27,18 @@ Status DeviceMem::make(size_t bytes, DeviceMem* out) {
   return Status::Ok();
 }
 
+int rotations_for(size_t per_set, size_t l2_bytes) {
+  per_set = std::max<size_t>(per_set, 1);
+  // One set plus enough others to exceed 3x the L2: the timing routine gives consecutive launches consecutive
+  // sets, so a set comes back only after 3x the L2 of other data. Even a set larger than the L2 gets a second
+  // one: reading the same W again, a kernel would find the tail it read last still in L2, how much of it
+  // depending on its access order.
+  const size_t want = 1 + (3 * l2_bytes + per_set - 1) / per_set;
+  // At most 64 sets and ~8 GB of inputs (a set alone may exceed that: the seed's X is 2 GB).
+  const size_t cap = std::max<size_t>(1, std::min<size_t>(64, (size_t(8) << 30) / per_set));
+  return int(std::clamp<size_t>(want, 1, cap));
+}
+
 Status Operands::make(const Shape& s, uint64_t seed, cudaStream_t stream, Operands* out, size_t l2_bytes) {
   Operands o;
   o.shape = s;
@@ -38,11 +50,7 @@ Status Operands::make(const Shape& s, uint64_t seed, cudaStream_t stream, Operan
     cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
     l2_bytes = size_t(std::max(l2, 1));
   }
-  // Enough sets to exceed 3x the L2 (at most 64 and ~8 GB of inputs): the timing routine gives consecutive
-  // launches consecutive sets, so a set comes back only after the others have flushed it from L2.
-  size_t per = xb + wb + bb;
-  size_t want = (3 * l2_bytes + per - 1) / std::max<size_t>(per, 1);
-  o.rotations = int(std::clamp<size_t>(want, 1, std::max<size_t>(1, std::min<size_t>(64, (size_t(8) << 30) / std::max<size_t>(per, 1)))));
+  o.rotations = rotations_for(xb + wb + bb, l2_bytes);
   for (int r = 0; r < o.rotations; ++r) {
     DeviceMem x, w, b;
     if (Status st = DeviceMem::make(xb, &x); !st.ok()) return st;

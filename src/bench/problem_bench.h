@@ -26,6 +26,9 @@ class DeviceMem {
   size_t bytes_ = 0;
 };
 
+// How many operand sets a shape of `per_set` input bytes rotates through on a GPU with `l2_bytes` of L2.
+int rotations_for(size_t per_set, size_t l2_bytes);
+
 // Operand sets for a shape: X, W, bias rotated through enough sets that together they exceed the L2 (so a
 // memory-bound kernel reads cold data); one Y.
 struct Operands {

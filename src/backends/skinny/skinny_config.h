@@ -139,18 +139,25 @@ inline int ilog2(int v) {
   return r;
 }
 
-// T a power of two in [1, max_wk * 8]; WK = min(T, max_wk), S = T / WK.
-inline LaunchShape launch_shape(int64_t n, int64_t k, int split, int max_wk) {
+// The split's layout, K aside (both kernels count K in their own units): T a power of two, WK = min(T, max_wk) warps
+// along K, S = T / WK cluster blocks, the block's W rows and the grid.
+inline LaunchShape split_layout(int64_t n, int split, int max_wk) {
   LaunchShape sh;
   sh.split = split;
   const int wk = split < max_wk ? split : max_wk;
   sh.wk_log2 = ilog2(wk);
   sh.s = split / wk;
   sh.block_rows = kBlockRowsMax >> sh.wk_log2;
-  sh.k_steps = (k + kStepK - 1) / kStepK;
-  sh.sps = (sh.k_steps + split - 1) / split;
   sh.row_tiles = (n + sh.block_rows - 1) / sh.block_rows;
   sh.blocks = sh.row_tiles * sh.s;
+  return sh;
+}
+
+// T in [1, max_wk * 8]; K in 32-element steps, split evenly over the T slices.
+inline LaunchShape launch_shape(int64_t n, int64_t k, int split, int max_wk) {
+  LaunchShape sh = split_layout(n, split, max_wk);
+  sh.k_steps = (k + kStepK - 1) / kStepK;
+  sh.sps = (sh.k_steps + split - 1) / split;
   return sh;
 }
 
@@ -158,17 +165,11 @@ inline LaunchShape launch_shape(int64_t n, int64_t k, int split, int max_wk) {
 // cluster blocks. Here k_steps counts 64-element units and sps is the units of one block, a multiple of WK so the
 // S blocks' ranges [rank * sps, (rank + 1) * sps) never share a stage.
 inline LaunchShape tma_launch_shape(int64_t n, int64_t k, int split) {
-  LaunchShape sh;
-  sh.split = split;
+  LaunchShape sh = split_layout(n, split, kTmaMaxWk);
   const int wk = split < kTmaMaxWk ? split : kTmaMaxWk;
-  sh.wk_log2 = ilog2(wk);
-  sh.s = split / wk;
-  sh.block_rows = kBlockRowsMax >> sh.wk_log2;
   sh.k_steps = (k + kTmaUnitK - 1) / kTmaUnitK;
   const int64_t per_block = (sh.k_steps + sh.s - 1) / sh.s;
   sh.sps = (per_block + wk - 1) / wk * wk;
-  sh.row_tiles = (n + sh.block_rows - 1) / sh.block_rows;
-  sh.blocks = sh.row_tiles * sh.s;
   return sh;
 }
 
