@@ -62,6 +62,7 @@ for step in $STEPS; do
     python) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 -m pytest tests/python -v -rs > "$OUT/pytest.log" 2>&1; rc=$?
             grep -E "passed|failed|PASSED|FAILED|SKIPPED|Error" "$OUT/pytest.log" | tail -40 ;;
     example) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 examples/vit_encoder_profile.py ${EXAMPLE_ARGS:-} 2>&1 | tee "$OUT/vit_example.log"; rc=$? ;;
+    ncu) bash scripts/dev/ncu_profile.sh build-dev "$OUT"; rc=$? ;;
     host) ./build-dev/tgemm_bench_host 2>&1 | tee "$OUT/host_overhead.log"; rc=$? ;;
     *) log "unknown step $step"; rc=2 ;;
   esac
