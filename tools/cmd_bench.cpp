@@ -53,14 +53,25 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::ifstream f(a.str("--top-from"));
     if (!f) a.fail("--top-from: cannot read '" + a.str("--top-from") + "'");
     std::string line;
-    std::getline(f, line);  // header: shape columns, kernel, libtype, ok, us, ...
-    while (std::getline(f, line)) {
+    std::getline(f, line);  // header: the 8 shape columns, then kernel, libtype, ok, us, ..., final (since run 23), note
+    const std::vector<std::string> head = split_commas(line);
+    auto col = [&](const char* name) {
+      auto it = std::find(head.begin(), head.end(), name);
+      return it == head.end() ? size_t(-1) : size_t(it - head.begin());
+    };
+    const size_t c_kernel = col("kernel"), c_ok = col("ok"), c_us = col("us"), c_final = col("final");
+    if (c_kernel == size_t(-1) || c_ok == size_t(-1) || c_us == size_t(-1)) a.fail("--top-from: no kernel/ok/us columns in the header");
+    // Where the tuner ran a final round, its finalists are the top (their times come from one round).
+    std::map<std::string, std::vector<std::pair<double, std::string>>> finals;
+    while (a.ok() && std::getline(f, line)) {
       std::vector<std::string> c = split_commas(line);
-      if (c.size() < 12 || c[10] != "1") continue;
+      if (c.size() <= std::max(c_kernel, std::max(c_ok, c_us)) || c[c_ok] != "1") continue;
       std::string key;
       for (int i = 0; i < 8; ++i) key += (i ? "," : "") + c[size_t(i)];
-      top[key].push_back({std::atof(c[11].c_str()), c[8]});
+      const bool fin = c_final != size_t(-1) && c_final < c.size() && c[c_final] == "1";
+      (fin ? finals : top)[key].push_back({std::atof(c[c_us].c_str()), c[c_kernel]});
     }
+    for (auto& [k, v] : finals) top[k] = v;
     for (auto& [k, v] : top) {
       std::sort(v.begin(), v.end());
       if (v.size() > top_n) v.resize(top_n);

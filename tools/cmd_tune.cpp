@@ -81,13 +81,15 @@ struct Worker {
 
 // Hidden subcommand: tgemm tune --worker --libtype L --warmup W --iters I --err-ratio E --timing T.
 // Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout:
-// "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <note>", "done <i>", "error <i> <msg>".
+// "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <final> <note>", "done <i>",
+// "error <i> <msg>".
 int cmd_tune_worker(const std::vector<std::string>& argv) {
-  Args a(argv, {}, {"--libtype", "--warmup", "--iters", "--err-ratio", "--timing"});
+  Args a(argv, {}, {"--libtype", "--warmup", "--iters", "--err-ratio", "--timing", "--finalists"});
   bench::TuneOptions opt;
   opt.timing.warmup = int(a.int_opt("--warmup", 10, 0, 100000));
   opt.timing.iters = int(a.int_opt("--iters", 50, 1, 100000));
   opt.max_err_ratio = a.double_opt("--err-ratio", 0.05, 0, 1);
+  opt.finalists = int(a.int_opt("--finalists", 4, 0, 1000));
   if (!bench::parse_timing_mode(a.str("--timing", "graph"), &opt.timing.mode)) a.fail("--timing");
   if (!parse_libtypes(a.str("--libtype", "all"), &opt.backends)) a.fail("--libtype");
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -120,8 +122,8 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
       return 3;
     }
     for (const auto& r : res)
-      std::printf("cand %ld %s %d %.4f %.6f %.3e %.3e %d %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2, r.max_rel, r.pieces,
-                  one_line(r.note).c_str());
+      std::printf("cand %ld %s %d %.4f %.6f %.3e %.3e %d %d %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2, r.max_rel,
+                  r.pieces, r.finalist ? 1 : 0, one_line(r.note).c_str());
     std::printf("done %ld\n", i);
   }
   return 0;
@@ -131,7 +133,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "--worker") return cmd_tune_worker(std::vector<std::string>(argv.begin() + 1, argv.end()));
   Args a(argv, {"--update-improved", "--retune", "--help"},
          {"-i", "-o", "--libtype", "--warmup", "--iters", "--timing", "--err-ratio", "--min-improvement-pct", "--profile-file", "--gpus",
-          "--timeout-s"});
+          "--timeout-s", "--finalists", "--keep-default-pct"});
   if (a.flag("--help")) {
     std::printf(
         "tgemm tune -i untuned.csv -o tuned.csv [options]\n"
@@ -139,6 +141,9 @@ int cmd_tune(const std::vector<std::string>& argv) {
         "  --warmup N --iters N                 timing (default 10, 50; medians, interleaved)\n"
         "  --timing graph|plain                 time CUDA-graph replays or plain launches (default graph)\n"
         "  --err-ratio F                        max fraction of outputs failing isclose (default 0.05)\n"
+        "  --finalists N                        re-time the N fastest and cuBLASLt's default with 2x iterations;\n"
+        "                                       the pick comes from that round (default 4; 0: one round)\n"
+        "  --keep-default-pct P                 keep cuBLASLt's default unless another is P%% faster (default 2)\n"
         "  --update-improved [--min-improvement-pct P]  retune shapes already in -o, replace only if P%% faster (default 3)\n"
         "  --retune                             retune shapes already in -o unconditionally\n"
         "  --profile-file F                     every candidate's result, CSV\n"
@@ -154,6 +159,8 @@ int cmd_tune(const std::vector<std::string>& argv) {
   if (bench::TimingMode m; !bench::parse_timing_mode(timing, &m)) a.fail("--timing: '" + timing + "' is not graph or plain");
   double err = a.double_opt("--err-ratio", 0.05, 0, 1);
   double min_pct = a.double_opt("--min-improvement-pct", 3, 0, 100);
+  const int finalists = int(a.int_opt("--finalists", 4, 0, 1000));
+  const double keep_default_pct = a.double_opt("--keep-default-pct", 2, 0, 100);
   int timeout_s = int(a.int_opt("--timeout-s", 120, 1, 86400));
   std::vector<int> gpus;
   for (const std::string& g : split(a.str("--gpus", "0"), ',')) {
@@ -206,7 +213,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
   if (a.has("--profile-file")) {
     bool fresh = !std::filesystem::exists(a.str("--profile-file"));
     profile.open(a.str("--profile-file"), std::ios::app);
-    if (fresh) profile << shapes_header() << ",kernel,libtype,ok,us,err_ratio,rel_l2,max_rel,pieces,note\n";
+    if (fresh) profile << shapes_header() << ",kernel,libtype,ok,us,err_ratio,rel_l2,max_rel,pieces,final,note\n";
   }
   std::deque<size_t> todo;
   for (size_t i = 0; i < shapes.size(); ++i) todo.push_back(i);
@@ -228,7 +235,8 @@ int cmd_tune(const std::vector<std::string>& argv) {
     posix_spawn_file_actions_addclose(&fa, out[0]);
     posix_spawn_file_actions_addclose(&fa, in[1]);
     std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--libtype", lib, "--warmup", std::to_string(warmup),
-                                     "--iters", std::to_string(iters), "--err-ratio", std::to_string(err), "--timing", timing};
+                                     "--iters", std::to_string(iters), "--err-ratio", std::to_string(err), "--timing", timing,
+                                     "--finalists", std::to_string(finalists)};
     std::vector<char*> cargs;
     for (auto& x : args) cargs.push_back(x.data());
     cargs.push_back(nullptr);
@@ -295,11 +303,13 @@ int cmd_tune(const std::vector<std::string>& argv) {
     for (const auto& r : w.results)
       if (profile)
         profile << format_shape(s) << "," << r.kernel << "," << backend_name(r.backend) << "," << (r.ok ? 1 : 0) << "," << r.us << ","
-                << r.err_ratio << "," << r.rel_l2 << "," << r.max_rel << "," << r.pieces << "," << one_line(r.note) << "\n";
+                << r.err_ratio << "," << r.rel_l2 << "," << r.max_rel << "," << r.pieces << "," << (r.finalist ? 1 : 0) << ","
+                << one_line(r.note) << "\n";
     for (const std::string& k : skip[gi])
-      if (profile) profile << format_shape(s) << "," << k << ",-,0,0,1,0,0,0,faulted or hung\n";
+      if (profile) profile << format_shape(s) << "," << k << ",-,0,0,1,0,0,0,0,faulted or hung\n";
     TableRow row;
-    if (bench::best_row(s, w.results, dev, &row)) {
+    const Kernel* lt = Registry::get().cublaslt();
+    if (bench::best_row(s, w.results, dev, &row, lt ? lt->name() : "", keep_default_pct)) {
       row.file = out_path;
       const TableRow* old = table.find(dev.arch, dev.sm_count, s);
       if (!old || a.flag("--retune") || !a.flag("--update-improved") || row.us < old->us * (1 - min_pct / 100)) {
@@ -374,8 +384,9 @@ int cmd_tune(const std::vector<std::string>& argv) {
             ls >> w.current_kernel;
           } else if (tag == "cand") {
             bench::CandidateResult r;
-            int ok = 0;
-            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2 >> r.max_rel >> r.pieces;
+            int ok = 0, fin = 0;
+            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2 >> r.max_rel >> r.pieces >> fin;
+            r.finalist = fin != 0;
             std::getline(ls, r.note);
             r.ok = ok != 0;
             if (const Kernel* k = find_kernel(r.kernel)) r.backend = k->backend();

@@ -67,25 +67,56 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
     out->push_back(r);
   }
   // 2. The passing candidates timed interleaved, so clock drift hits them alike.
-  std::vector<Launch> launches;
-  for (const Plan* pl : passed) launches.push_back(launch_plan(*d, *pl, o));
-  std::vector<Timing> t;
-  if (!launches.empty())
-    if (Status st = time_interleaved(launches, o.rotations, opt.timing, stream, &t); !st.ok()) return st;
-  for (size_t i = 0; i < passed.size(); ++i)
-    for (CandidateResult& r : *out)
-      if (r.kernel == passed[i]->kernel->name()) {
-        r.us = t[i].median_us;
-        if (!t[i].ok) r.ok = false, r.note = t[i].status.to_string();
-      }
+  auto time_round = [&](const std::vector<const Plan*>& plans, const TimingOptions& t_opt, bool final_round) -> Status {
+    std::vector<Launch> launches;
+    for (const Plan* pl : plans) launches.push_back(launch_plan(*d, *pl, o));
+    std::vector<Timing> t;
+    if (launches.empty()) return Status::Ok();
+    if (Status st = time_interleaved(launches, o.rotations, t_opt, stream, &t); !st.ok()) return st;
+    for (size_t i = 0; i < plans.size(); ++i)
+      for (CandidateResult& r : *out)
+        if (r.kernel == plans[i]->kernel->name()) {
+          r.us = t[i].median_us;
+          r.finalist = final_round;
+          if (!t[i].ok) r.ok = false, r.note = t[i].status.to_string();
+        }
+    return Status::Ok();
+  };
+  if (Status st = time_round(passed, opt.timing, false); !st.ok()) return st;
+  // 3. The final round: the fastest few and cuBLASLt's default, with twice the iterations.
+  const std::string lt = Registry::get().cublaslt() ? Registry::get().cublaslt()->name() : "";
+  auto result_of = [&](const Plan* pl) -> const CandidateResult* {
+    for (const CandidateResult& r : *out)
+      if (r.kernel == pl->kernel->name()) return &r;
+    return nullptr;
+  };
+  std::vector<const Plan*> ranked;
+  for (const Plan* pl : passed)
+    if (const CandidateResult* r = result_of(pl); r && r->ok && r->us > 0) ranked.push_back(pl);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const Plan* a, const Plan* b) { return result_of(a)->us < result_of(b)->us; });
+  std::vector<const Plan*> finals;
+  for (const Plan* pl : ranked)
+    if (int(finals.size()) < opt.finalists || pl->kernel->name() == lt) finals.push_back(pl);
+  if (opt.finalists > 0 && finals.size() > 1) {
+    TimingOptions t_final = opt.timing;
+    t_final.iters = 2 * opt.timing.iters;
+    if (Status st = time_round(finals, t_final, true); !st.ok()) return st;
+  }
   return Status::Ok();
 }
 
-bool best_row(const Shape& s, const std::vector<CandidateResult>& results, const DeviceInfo& dev, TableRow* row) {
-  const CandidateResult* best = nullptr;
-  for (const CandidateResult& r : results)
-    if (r.ok && r.us > 0 && (!best || r.us < best->us)) best = &r;
+bool best_row(const Shape& s, const std::vector<CandidateResult>& results, const DeviceInfo& dev, TableRow* row,
+              const std::string& default_kernel, double keep_default_pct) {
+  bool any_final = false;
+  for (const CandidateResult& r : results) any_final |= r.ok && r.us > 0 && r.finalist;
+  const CandidateResult *best = nullptr, *dflt = nullptr;
+  for (const CandidateResult& r : results) {
+    if (!r.ok || r.us <= 0 || (any_final && !r.finalist)) continue;
+    if (!best || r.us < best->us) best = &r;
+    if (r.kernel == default_kernel) dflt = &r;
+  }
   if (!best) return false;
+  if (dflt && best != dflt && best->us > dflt->us * (1 - keep_default_pct / 100)) best = dflt;
   TableRow t;
   t.gfx = dev.arch;
   t.cu_num = dev.sm_count;

@@ -18,6 +18,13 @@ struct TuneOptions {
   TimingOptions timing{10, 50, TimingMode::graph};
   double max_err_ratio = 0.05;
   std::vector<std::string> skip;  // kernels known to fault or hang on this shape
+  // The fastest `finalists` of the first round, and cuBLASLt's default, are timed again interleaved with twice the
+  // iterations; the pick is made from that round alone. Run 18 saw the first round's order of near-ties flip
+  // between the tuner and the bench by 3-5%.
+  int finalists = 4;
+  // The bench measures the table's pick against cuBLASLt's default, so another candidate replaces the default only
+  // when the final round has it faster by more than this (percent).
+  double keep_default_pct = 2.0;
 };
 
 struct CandidateResult {
@@ -27,6 +34,7 @@ struct CandidateResult {
   bool ok = false;        // ran, and err_ratio within the limit
   double us = 0;
   double err_ratio = 1, rel_l2 = 0, max_rel = 0;
+  bool finalist = false;  // `us` is from the final round (see TuneOptions::finalists)
   std::string note;       // why not ok
 };
 
@@ -39,7 +47,10 @@ std::vector<Plan> tune_candidates(const Dispatcher& d, const Problem& p, const D
 Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, std::vector<CandidateResult>* out,
                   const std::function<void(const std::string&)>& on_begin = {});
 
-// The fastest candidate that passed, as a table row for this device; false if none passed.
-bool best_row(const Shape& s, const std::vector<CandidateResult>& results, const DeviceInfo& dev, TableRow* row);
+// The pick among the candidates that passed, as a table row for this device; false if none passed. Where a final
+// round ran, only finalists compete (their times come from one round); cuBLASLt's default (`default_kernel`) stays
+// the pick unless another is more than `keep_default_pct` percent faster.
+bool best_row(const Shape& s, const std::vector<CandidateResult>& results, const DeviceInfo& dev, TableRow* row,
+              const std::string& default_kernel = "cublaslt", double keep_default_pct = 0);
 
 }  // namespace tgemm::bench

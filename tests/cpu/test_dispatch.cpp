@@ -250,5 +250,40 @@ TEST(TuneCandidates, Int32KernelsSplitAtTheSeedShapeSkinnyNeverSliced) {
   EXPECT_TRUE(std::any_of(decode.begin(), decode.end(), [](const Plan& p) { return p.kernel->backend() == Backend::skinny; }));
 }
 
+// The tuner's pick (tgemm tune): finalists only where a final round ran, and cuBLASLt's default kept unless another
+// candidate beats it by more than the margin: the bench measures the pick against that default.
+TEST(BestRow, FinalRoundDecidesAndTheDefaultStaysWithinTheMargin) {
+  auto cand = [](const char* k, Backend b, double us, bool fin, bool ok = true) {
+    bench::CandidateResult r;
+    r.kernel = k, r.backend = b, r.us = us, r.finalist = fin, r.ok = ok, r.err_ratio = 0;
+    return r;
+  };
+  const Shape s{4096, 4096, 4096};
+  const DeviceInfo dev;
+  TableRow row;
+  std::vector<bench::CandidateResult> res = {
+      cand("cublaslt", Backend::cublaslt, 100, true), cand("cublaslt_h5", Backend::cublaslt, 98.5, true),
+      cand("sm90_x", Backend::sm90, 90, false),          // fastest in the first round only: not a finalist
+      cand("skinny_y", Backend::skinny, 50, true, false)  // failed its check
+  };
+  ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
+  EXPECT_EQ(row.kernel_name, "cublaslt");  // 1.5% faster: within the 2% margin
+  ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 1.0));
+  EXPECT_EQ(row.kernel_name, "cublaslt_h5");
+  EXPECT_EQ(row.solidx, 5);
+  EXPECT_DOUBLE_EQ(row.us, 98.5);
+  res[1].us = 97.0;
+  ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
+  EXPECT_EQ(row.kernel_name, "cublaslt_h5");
+  // No final round: every passing candidate competes.
+  for (auto& r : res) r.finalist = false;
+  ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
+  EXPECT_EQ(row.kernel_name, "sm90_x");
+  EXPECT_EQ(row.libtype, "sm90");
+  // Nothing passed.
+  for (auto& r : res) r.ok = false;
+  EXPECT_FALSE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
+}
+
 }  // namespace
 }  // namespace tgemm
