@@ -393,16 +393,39 @@ void settle() {
 constexpr int64_t kDeviceTolerance = int64_t(4) << 20;
 constexpr int64_t kHostTolerance = int64_t(8) << 20;
 
+// Device free memory and host RSS at construction (after settling); expect_returned() checks both came back.
+struct MemoryMark {
+  int64_t free0, rss0;
+  MemoryMark() {
+    settle();
+    free0 = device_free_bytes(), rss0 = rss_bytes();
+  }
+  void expect_returned(const std::string& what) const {
+    settle();
+    const int64_t free1 = device_free_bytes(), rss1 = rss_bytes();
+    std::printf("%s: device free %+.3f MiB, host RSS %+.3f MiB\n", what.c_str(), double(free1 - free0) / (1 << 20),
+                double(rss1 - rss0) / (1 << 20));
+    EXPECT_LE(free0 - free1, kDeviceTolerance) << what << ": device memory not returned";
+    EXPECT_LE(rss1 - rss0, kHostTolerance) << what << ": host memory not returned";
+  }
+};
+
+// The first prepared shape of each backend.
+std::vector<Shared*> first_of_each_backend(const std::vector<std::unique_ptr<Shared>>& shared) {
+  std::vector<Shared*> picked;
+  std::set<Backend> seen;
+  for (auto& s : shared)
+    if (seen.insert(s->backend).second) picked.push_back(s.get());
+  return picked;
+}
+
 // 10,000 mm calls over one shape per backend (and K = 0, which only fills Y with the bias): device free memory and
 // host RSS come back to where they were after the warm-up; the plan cache does not grow.
 TEST(LeaksGpu, TenThousandMmCalls) {
   std::vector<std::unique_ptr<Shared>> shared;
   prepare(&shared, 9500);
   if (HasFailure()) return;
-  std::vector<Shared*> picked;  // the first shape of each backend
-  std::set<Backend> seen;
-  for (auto& s : shared)
-    if (seen.insert(s->backend).second) picked.push_back(s.get());
+  std::vector<Shared*> picked = first_of_each_backend(shared);
   Shared kzero;
   TGEMM_OK(make_guarded(Case{64, 256, 0, DType::bf16, DType::bf16, 1}, 9600, &kzero.g));
   picked.push_back(&kzero);
@@ -411,20 +434,14 @@ TEST(LeaksGpu, TenThousandMmCalls) {
   auto call = [&](const Shared& sh) { return mm(sh.g.xv, sh.g.wv, sh.g.bias(), sh.g.yv, s); };
   for (int rep = 0; rep < 50; ++rep)
     for (Shared* sh : picked) TGEMM_OK(call(*sh));
-  settle();
+  const MemoryMark mark;
   const size_t plans0 = Dispatcher::global().plan_cache_size();
-  const int64_t free0 = device_free_bytes(), rss0 = rss_bytes();
   const int kCalls = 10000;
   for (int i = 0; i < kCalls; ++i) {
     TGEMM_OK(call(*picked[size_t(i) % picked.size()]));
     if (i % 1000 == 999) CUDA_OK(cudaStreamSynchronize(s));
   }
-  settle();
-  const int64_t free1 = device_free_bytes(), rss1 = rss_bytes();
-  std::printf("%d mm calls: device free %+.3f MiB, host RSS %+.3f MiB\n", kCalls, double(free1 - free0) / (1 << 20),
-              double(rss1 - rss0) / (1 << 20));
-  EXPECT_LE(free0 - free1, kDeviceTolerance) << "device memory not returned";
-  EXPECT_LE(rss1 - rss0, kHostTolerance) << "host memory not returned";
+  mark.expect_returned(std::to_string(kCalls) + " mm calls");
   EXPECT_EQ(Dispatcher::global().plan_cache_size(), plans0) << "the plan cache grew on repeated shapes";
   // The calls did the work: the last result of each shape is right (K = 0: Y = bias, guards only).
   for (Shared* sh : picked) {
@@ -443,10 +460,7 @@ TEST(LeaksGpu, ThousandDispatcherLifetimes) {
   std::vector<std::unique_ptr<Shared>> shared;
   prepare(&shared, 9700);
   if (HasFailure()) return;
-  std::vector<Shared*> picked;
-  std::set<Backend> seen;
-  for (auto& s : shared)
-    if (seen.insert(s->backend).second) picked.push_back(s.get());
+  const std::vector<Shared*> picked = first_of_each_backend(shared);
   cudaStream_t s;
   CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   auto cycle = [&](int i) {
@@ -461,16 +475,10 @@ TEST(LeaksGpu, ThousandDispatcherLifetimes) {
     return st;  // d is destroyed here, with its workspaces
   };
   for (int i = 0; i < 20; ++i) TGEMM_OK(cycle(i));
-  settle();
-  const int64_t free0 = device_free_bytes(), rss0 = rss_bytes();
+  const MemoryMark mark;
   const int kCycles = 1000;
   for (int i = 0; i < kCycles; ++i) TGEMM_OK(cycle(i));
-  settle();
-  const int64_t free1 = device_free_bytes(), rss1 = rss_bytes();
-  std::printf("%d dispatcher lifetimes: device free %+.3f MiB, host RSS %+.3f MiB\n", kCycles, double(free1 - free0) / (1 << 20),
-              double(rss1 - rss0) / (1 << 20));
-  EXPECT_LE(free0 - free1, kDeviceTolerance) << "device memory not returned";
-  EXPECT_LE(rss1 - rss0, kHostTolerance) << "host memory not returned";
+  mark.expect_returned(std::to_string(kCycles) + " dispatcher lifetimes");
   for (Shared* sh : picked) {
     bench::Compare cmp;
     TGEMM_OK(bench::compare(sh->g.args(), bench::default_tol(sh->g.c.out), &cmp, s));
