@@ -1,7 +1,7 @@
 // The registered sm90 configurations, in one list that the instantiation files expand (one file per input dtype
 // and index width, so a parallel build compiles them side by side).
 //
-// X(in dtype, BM, BN, stages, cluster_m, cluster_n, epilogue, ping-pong, split-K)
+// X(in dtype, BM, BN, stages, cluster_m, cluster_n, epilogue, ping-pong, split-K, lag)
 //   64x256 pp s5 c1x1: ping-pong, each consumer warpgroup a 64x256 tile, 5 stages (the tile is staged in two
 //            column halves so the 5th stage fits). Best configuration on 76 of the 88 models shapes (M >= 2048)
 //            and at the seed shapes up to M = 65536 (1.02-1.05x cuBLASLt).
@@ -21,13 +21,14 @@
 // direct epilogue with 4 stages and the c1x1 cooperative variants.
 #pragma once
 
-#define TGEMM_SM90_BF16_CONFIGS(X)                    \
-  X(bf16, 64, 256, 5, 1, 1, staged, true, false)      \
-  X(bf16, 64, 256, 5, 2, 1, staged, true, false)      \
-  X(bf16, 128, 256, 3, 2, 1, staged, false, false)    \
-  X(bf16, 128, 192, 4, 2, 1, staged, false, false)    \
-  X(bf16, 64, 256, 5, 1, 1, staged, true, true)
+#define TGEMM_SM90_BF16_CONFIGS(X)                     \
+  X(bf16, 64, 256, 5, 1, 1, staged, true, false, 0)    \
+  X(bf16, 64, 256, 5, 2, 1, staged, true, false, 0)    \
+  X(bf16, 128, 256, 3, 2, 1, staged, false, false, 0)  \
+  X(bf16, 128, 192, 4, 2, 1, staged, false, false, 0)  \
+  X(bf16, 128, 160, 5, 2, 1, staged, false, false, 0)  \
+  X(bf16, 64, 256, 5, 1, 1, staged, true, true, 0)
 
-#define TGEMM_SM90_FP16_CONFIGS(X)                    \
-  X(fp16, 64, 256, 5, 1, 1, staged, true, false)      \
-  X(fp16, 128, 256, 3, 2, 1, staged, false, false)
+#define TGEMM_SM90_FP16_CONFIGS(X)                     \
+  X(fp16, 64, 256, 5, 1, 1, staged, true, false, 0)    \
+  X(fp16, 128, 256, 3, 2, 1, staged, false, false, 0)
