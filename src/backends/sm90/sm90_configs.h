@@ -24,8 +24,9 @@
 // Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-7): staggered cooperative warpgroups (Traits Lag = 2: 1-2%
 // slower on 128x256 s3, 128x160 s5 and 128x128 s5, run 7), ping-pong 64x160 s7 (run 6: median 0.76x of
 // cuBLASLt on the models shapes, 0.79 at best on the N = 1280 ones), 128x128 and 256x128 cooperative, ping-pong 64x256
-// s4, 128x128 s5/s6 and 64x128 s8 (never best beyond noise), ping-pong with the direct epilogue, and earlier a
-// direct epilogue with 4 stages and the c1x1 cooperative variants.
+// s4, 128x128 s6 and 64x128 s8 (never best beyond noise; ping-pong 128x128 s5 c1x1, dropped after run 5, came back
+// in run 7 for 4096x1024x1024), ping-pong with the direct epilogue, and earlier a direct epilogue with 4 stages and
+// the c1x1 cooperative variants.
 #pragma once
 
 #define TGEMM_SM90_BF16_CONFIGS(X)                     \
