@@ -3,7 +3,7 @@
 fp32 accumulators). Inline asm needs one operand per accumulator register, so the wrappers are spelled out."""
 import sys
 
-NS = [64, 128, 192, 256]
+NS = [64, 128, 160, 192, 256]
 TYPES = [("bf16", "bf16"), ("fp16", "f16")]
 
 out = []

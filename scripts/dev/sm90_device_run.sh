@@ -3,7 +3,7 @@
 # under its own timeout and all of them under one deadline (DEADLINE seconds from the start, default 140). A kernel
 # that hangs or fails in `test` is left out of the timing modes (TGEMM_SM90_SKIP), so it cannot take them down.
 # Logs go to $OUT. Run from the repository root.
-#   MODES="test gtest few models seed idx demo" (default: test gtest few models seed)
+#   MODES="test gtest few models seed clocks idx demo" (default: test gtest few models seed)
 #   gtest: the library's Kernels.* GPU tests from a binary built on the CPU machine and carried in
 #          scripts/dev/bin/gt (tgemm_gpu_tests + libtgemm.so*), so the call needs no build.
 set -u
@@ -35,6 +35,7 @@ for m in $MODES; do
             echo "models rc=$?"; grep -E '^models|median' "$OUT/models.log" ;;
     seed) timeout "$(left 50)" $B seed > "$OUT/seed.log" 2>&1; echo "seed rc=$?"
           grep -E '^ceiling|^seed|^fp16' "$OUT/seed.log" ;;
+    clocks) timeout "$(left 60)" $B clocks > "$OUT/clocks.log" 2>&1; echo "clocks rc=$?"; cat "$OUT/clocks.log" ;;
     idx) timeout "$(left 25)" $B idx > "$OUT/idx.log" 2>&1; echo "idx rc=$?" ;;
     demo) timeout "$(left 25)" $B demo > "$OUT/demo.log" 2>&1; echo "demo rc=$?"; grep -E 'demo:' "$OUT/demo.log" ;;
   esac

@@ -4,8 +4,10 @@
 //   seed            seed shapes vs cuBLASLt (correctness vs cuBLASLt output, interleaved timing)
 //   models CSV      models.csv shapes with M >= 2048: every bf16 i64 config vs cuBLASLt
 //   demo            the seed incident: i32 vs i64 at M = 360000 with 4.5 GB of guard before Y
-//   few             the few-tile models shapes (and a few others): every bf16 i64 config, split-K ones also with
-//                   forced split counts ("/sN"), vs cuBLASLt
+//   few             the few-tile models shapes (and a few others): every bf16 i64 config (FEW_FORCED=1: split-K
+//                   ones also with forced split counts "/sN"), vs cuBLASLt
+//   clocks          sustained SM clock and power (NVML, sampled every 10 ms) while one kernel runs back to back
+//                   for ~300 ms, for cuBLASLt and the main configurations at seed shapes
 // Every run gets one shared workspace (like the dispatcher's per-stream one), filled with garbage at start so a
 // split-K kernel that relied on zeroed counters would show.
 // Build (see scripts/dev/build_sm90_harness.sh).
@@ -14,6 +16,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -331,6 +335,7 @@ class ForcedSplit final : public Kernel {
 struct Reg {
   BackendKernels bk;
   std::vector<std::unique_ptr<Kernel>> extra;  // test-only configurations
+  std::vector<std::unique_ptr<Kernel>> timed;  // unregistered configurations that the timing modes also run
   std::vector<const Kernel*> all;
   Reg() {
     add_sm90_kernels(bk);
@@ -339,6 +344,14 @@ struct Reg {
     using sm90::EpiMode;
     sm90::add<sm90::Traits<DType::bf16, 128, 256, 3, 1, 1, 64, EpiMode::staged>>(extra);
     sm90::add<sm90::Traits<DType::bf16, 128, 256, 4, 2, 1, 64, EpiMode::direct>>(extra);
+    // Measured in run 7 and not registered (kept so the stagger path and the clustered 128x160 stay covered; `few`,
+    // `seed` and `clocks` time them too): staggered cooperative warpgroups, lag 2 (1-2% slower than lag 0), and the
+    // c2x1 twin of the registered 128x160 (1-4% behind it on the N = 1280 shapes).
+    sm90::add<sm90::Traits<DType::bf16, 128, 256, 3, 2, 1, 64, EpiMode::staged, false, false, 2>>(extra);
+    sm90::add<sm90::Traits<DType::bf16, 128, 160, 5, 2, 1, 64, EpiMode::staged, false, false, 2>>(extra);
+    sm90::add<sm90::Traits<DType::bf16, 128, 160, 5, 2, 1, 64, EpiMode::staged>>(extra);
+    for (auto& k : timed)
+      if (!skipped(k->name())) all.push_back(k.get());
     // Measured in run 4 and not registered: ping-pong with the direct epilogue (64x256 s5: 0.74-0.84x cuBLASLt,
     // 128x128 s7: 0.88-0.89x at the seed shapes), so the staged path stays even where the epilogue is hidden.
     for (auto& k : extra)
@@ -433,6 +446,11 @@ static int mode_test(const Reg& reg) {
       {2048, 1280, 8192, DType::bf16, 2, 0, 0, 0},         // (fp32 out at K = 8192: the reference's own error > 1e-4)
       {200, 700, 1352, DType::fp32, 1, 0, 712, 0},         // split-K on the direct (fp32) path, padded ldy
       {130, 200, 2000, DType::fp16, 0, 0, 208, 0},
+      // staggered cooperative (lag 2): many tiles per CTA at the smallest num_k with the stagger on for 5 stages
+      // (num_k = 4) and for 3 stages (num_k = 2), and num_k = 3 (K tail)
+      {5000, 3000, 256, DType::bf16, 1, 0, 0, 0},
+      {5000, 3000, 128, DType::bf16, 2, 0, 0, 0},
+      {5000, 3000, 136, DType::bf16, 0, 0, 0, 0},
   };
   int bad = 0, runs = 0, splits_used = 0;
   Buf ref;
@@ -593,6 +611,13 @@ static void ceiling(Lt& lt) {
   printf("ceiling: cuBLASLt 8192^3 bf16 random data: %.1f TFLOP/s\n", p.flops() / (median(ta) * 1e-3) / 1e12);
 }
 
+// The configurations the timing modes run (the test-only 128x256 c1x1 and direct-epilogue ones and the split-K one
+// were timed in runs 2-6).
+static bool timed_cfg(const sm90::Config& c) {
+  return c.in == DType::bf16 && c.index_bits == 64 && !c.splitk && c.epi == sm90::EpiMode::staged &&
+         !(c.bn == 256 && !c.pingpong && c.cluster_m == 1);
+}
+
 static int mode_seed(const Reg& reg, Lt& lt) {
   ceiling(lt);
   {
@@ -619,7 +644,7 @@ static int mode_seed(const Reg& reg, Lt& lt) {
     printf("seed M=%ld N=6144 K=1280 bf16 bias:\n", long(m));
     std::vector<const Kernel*> ks;
     for (const Kernel* k : bf)
-      if (m <= 65536 || cfg_of(k).bn >= 192 || cfg_of(k).bm == 256 || cfg_of(k).pingpong) ks.push_back(k);
+      if (timed_cfg(cfg_of(k)) && (m <= 65536 || cfg_of(k).bn >= 192 || cfg_of(k).pingpong)) ks.push_back(k);
     bench_problem(p, ks, lt, m >= 340000 ? 8 : 14, true);
   }
   for (int64_t m : {8192L, 65536L}) {
@@ -641,8 +666,11 @@ static int mode_models(const Reg& reg, Lt& lt, const char* csv, const char* rows
   std::getline(f, line);
   std::vector<const Kernel*> ks;
   for (const auto& k : reg.bk.kernels)
-    if (cfg_of(k.get()).in == DType::bf16 && cfg_of(k.get()).index_bits == 64 && !skipped(k->name()))
+    if (cfg_of(k.get()).in == DType::bf16 && cfg_of(k.get()).index_bits == 64 && !cfg_of(k.get()).splitk &&
+        !skipped(k->name()))
       ks.push_back(k.get());
+  for (const auto& k : reg.timed)
+    if (!skipped(k->name())) ks.push_back(k.get());
   std::vector<double> best_ratios, def_ratios;
   std::map<std::string, std::vector<double>> per_cfg;
   printf("%-8s %-6s %-6s %-4s | %-38s %7s %7s %6s | %-38s %6s | fails\n", "M", "N", "K", "bias", "best", "TF/s", "lt", "x",
@@ -786,9 +814,10 @@ static int mode_demo(const Reg& reg) {
 static int mode_few(const Reg& reg, Lt& lt) {
   std::vector<const Kernel*> ks;
   for (const Kernel* k : reg.all)
-    if (cfg_of(k).in == DType::bf16 && cfg_of(k).index_bits == 64) ks.push_back(k);
-  for (const Kernel* k : reg.all_forced)
-    if (cfg_of(k).index_bits == 64) ks.push_back(k);
+    if (timed_cfg(cfg_of(k))) ks.push_back(k);
+  if (getenv("FEW_FORCED"))
+    for (const Kernel* k : reg.all_forced)
+      if (cfg_of(k).index_bits == 64) ks.push_back(k);
   struct S {
     int64_t m, n, k;
     int bias;
@@ -807,6 +836,94 @@ static int mode_few(const Reg& reg, Lt& lt) {
     printf("few %ldx%ldx%ld bias %d: default %s; auto splits:%s\n", long(sh.m), long(sh.n), long(sh.k), sh.bias,
            d.empty() ? "-" : d[0]->name().c_str(), splits.c_str());
     bench_problem(p, ks, lt, 7, true);
+  }
+  return 0;
+}
+
+// NVML through dlopen (the harness links no NVML): SM clock (MHz), power (mW), clock event reasons.
+struct Nvml {
+  void* lib = nullptr;
+  void* dev = nullptr;
+  int (*clock)(void*, int, unsigned*) = nullptr;
+  int (*power)(void*, unsigned*) = nullptr;
+  int (*reasons)(void*, unsigned long long*) = nullptr;
+  bool ok = false;
+  Nvml() {
+    lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+    if (!lib) return;
+    auto init = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2"));
+    auto by_bus = reinterpret_cast<int (*)(const char*, void**)>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
+    clock = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetClockInfo"));
+    power = reinterpret_cast<int (*)(void*, unsigned*)>(dlsym(lib, "nvmlDeviceGetPowerUsage"));
+    reasons = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+    if (!init || !by_bus || !clock || !power || init() != 0) return;
+    char bus[64];
+    int d = 0;
+    CK(cudaGetDevice(&d));
+    CK(cudaDeviceGetPCIBusId(bus, sizeof(bus), d));
+    ok = by_bus(bus, &dev) == 0;
+  }
+};
+
+// One kernel back to back for ~`ms` milliseconds (after a warm-up of the same length, so the clock has settled):
+// time per launch from events, and NVML samples every 10 ms while the queue drains.
+static void clocks_one(const char* name, const std::function<void()>& f, double est_ms, double ms, Nvml& nv) {
+  const int reps = std::max(20, int(ms / est_ms));
+  for (int i = 0; i < reps; ++i) f();
+  CK(cudaDeviceSynchronize());
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  CK(cudaEventRecord(e0));
+  for (int i = 0; i < reps; ++i) f();
+  CK(cudaEventRecord(e1));
+  std::vector<double> mhz, watt;
+  unsigned long long rs = 0;
+  while (cudaEventQuery(e1) == cudaErrorNotReady) {
+    unsigned c = 0, p = 0;
+    unsigned long long r = 0;
+    if (nv.ok && nv.clock(nv.dev, 1 /*NVML_CLOCK_SM*/, &c) == 0) mhz.push_back(c);
+    if (nv.ok && nv.power(nv.dev, &p) == 0) watt.push_back(p / 1000.0);
+    if (nv.ok && nv.reasons && nv.reasons(nv.dev, &r) == 0) rs |= r;
+    usleep(10000);
+  }
+  CK(cudaEventSynchronize(e1));
+  float t = 0;
+  CK(cudaEventElapsedTime(&t, e0, e1));
+  std::vector<double> m2 = mhz;
+  std::sort(m2.begin(), m2.end());
+  printf("  %-44s %8.2f us/launch  sm clock median %5.0f MHz (min %4.0f max %4.0f, %zu samples)  power median %4.0f W  reasons 0x%llx\n",
+         name, t * 1e3 / reps, median(mhz), m2.empty() ? 0 : m2.front(), m2.empty() ? 0 : m2.back(), mhz.size(),
+         median(watt), rs);
+  fflush(stdout);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+}
+
+static int mode_clocks(const Reg& reg, Lt& lt) {
+  Nvml nv;
+  printf("nvml: %s\n", nv.ok ? "ok" : "unavailable");
+  struct S {
+    int64_t m, n, k;
+    int bias;
+  };
+  for (const S& sh : {S{65536, 6144, 1280, 1}, S{8192, 6144, 1280, 1}, S{4096, 1280, 5120, 1}}) {
+    Problem p = make_problem(sh.m, sh.n, sh.k, DType::bf16, DType::bf16, sh.bias);
+    Operands op;
+    op.make(p, 3, 0);
+    const double est = p.flops() / 650e12 * 1e3;
+    printf("clocks %ldx%ldx%ld bias %d (back to back, ~300 ms each):\n", long(sh.m), long(sh.n), long(sh.k), sh.bias);
+    GemmArgs la = op.args;
+    YBuf lty;
+    lty.alloc(p.m, p.ldy, int(dtype_size(p.out_dtype)), 0);
+    la.y = lty.y();
+    if (!lt.run(la, 0)) continue;
+    clocks_one("cuBLASLt", [&] { lt.run(la, 0); }, est, 300, nv);
+    for (const Kernel* k : reg.all) {
+      if (!timed_cfg(cfg_of(k)) || !k->can_implement(p).ok()) continue;
+      clocks_one(k->name().c_str(), [&] { (void)k->run(op.args, g_ws, g_ws_bytes, 0); }, est, 300, nv);
+    }
+    clocks_one("cuBLASLt (again)", [&] { lt.run(la, 0); }, est, 300, nv);
   }
   return 0;
 }
@@ -833,5 +950,6 @@ int main(int argc, char** argv) {
   if (mode == "demo") return mode_demo(reg);
   if (mode == "idx") return mode_idx(reg);
   if (mode == "few") return mode_few(reg, lt);
+  if (mode == "clocks") return mode_clocks(reg, lt);
   return 2;
 }

@@ -29,6 +29,8 @@ struct Config {
   // Split-K (ping-pong only): each output tile's k-steps may be divided among `splits` CTAs, chosen per problem at
   // run time (1 where splitting does not pay); see sm90_kernel.cuh and choose_splits in sm90_launch.cuh.
   bool splitk = false;
+  // Cooperative only: warpgroup 1 starts each tile `lag` k-steps after warpgroup 0 (0 = together); see run_consumer.
+  int lag = 0;
 };
 
 // e.g. "sm90_bf16_128x256x64_s3_c2x1_i32"; a direct epilogue adds "_ed" and the ping-pong schedule "_pp" before
@@ -43,6 +45,7 @@ inline std::string config_name(const Config& c) {
   if (c.epi == EpiMode::direct) s += "_ed";
   if (c.pingpong) s += "_pp";
   if (c.splitk) s += "_skauto";
+  if (c.lag > 0) s += "_lag" + std::to_string(c.lag);
   s += "_i" + std::to_string(c.index_bits);
   return s;
 }
@@ -61,10 +64,11 @@ enum class BiasKind : uint8_t { none = 0, same_as_input = 1, fp32 = 2 };
 //           while one runs its main loop on tile t, the other runs the epilogue of tile t - 1. One staging buffer
 //           serves both, since their epilogues take turns.
 // SK (ping-pong only) adds split-K: a work unit is one k-range of one tile; see sm90_kernel.cuh.
+// Lag (cooperative only) staggers the two consumer warpgroups by that many k-steps per tile (see run_consumer).
 template <DType In, int BM, int BN, int Stages, int CM, int CN, int IndexBits, EpiMode Epi, bool PP = false,
-          bool SK = false>
+          bool SK = false, int Lag = 0>
 struct Traits {
-  static constexpr Config kConfig{In, BM, BN, 64, Stages, CM, CN, IndexBits, Epi, PP, SK};
+  static constexpr Config kConfig{In, BM, BN, 64, Stages, CM, CN, IndexBits, Epi, PP, SK, Lag};
 
   static constexpr DType kIn = In;
   static constexpr int kBM = BM, kBN = BN;
@@ -75,6 +79,7 @@ struct Traits {
   static constexpr EpiMode kEpi = Epi;
   static constexpr bool kPingpong = PP;
   static constexpr bool kSplitK = SK;
+  static constexpr int kLag = Lag;
   using IndexT = std::conditional_t<IndexBits == 32, int32_t, int64_t>;
   static constexpr int kIndexBits = IndexBits;
 
@@ -146,6 +151,9 @@ struct Traits {
   static_assert(kSmemBytes <= kMaxDynamicSmem, "shared memory over the sm_90 227 KiB limit");
   static_assert(kStages >= 2, "need at least double buffering");
   static_assert(!SK || (PP && CM * CN == 1), "split-K is built on the unclustered ping-pong schedule");
+  // Warpgroup 0 may run at most kStages k-steps ahead before the ring needs warpgroup 1's releases of the tile
+  // before; a lag within that keeps the stagger barrier free of deadlock (see run_consumer).
+  static_assert(Lag >= 0 && (Lag == 0 || (!PP && Lag < Stages)), "lag: cooperative only, below the stage count");
   static_assert(kChunkCols % 16 == 0 && (kEpiChunks == 1 || PP), "staging chunks of whole stmatrix column pairs");
 };
 

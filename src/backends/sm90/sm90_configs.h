@@ -1,7 +1,7 @@
 // The registered sm90 configurations, in one list that the instantiation files expand (one file per input dtype
 // and index width, so a parallel build compiles them side by side).
 //
-// X(in dtype, BM, BN, stages, cluster_m, cluster_n, epilogue, ping-pong, split-K)
+// X(in dtype, BM, BN, stages, cluster_m, cluster_n, epilogue, ping-pong, split-K, lag)
 //   64x256 pp s5 c1x1: ping-pong, each consumer warpgroup a 64x256 tile, 5 stages (the tile is staged in two
 //            column halves so the 5th stage fits). Best configuration on 76 of the 88 models shapes (M >= 2048)
 //            and at the seed shapes up to M = 65536 (1.02-1.05x cuBLASLt).
@@ -10,24 +10,34 @@
 //   128x256 s3 c2x1 (cooperative): long K (>= 14336) within noise of the ping-pong; the named kernel of the
 //            forced-i32 CLI test and of the docs.
 //   128x192 s4 c2x1 (cooperative): few-tile shapes whose N is a multiple of 192 (M = 2048, N = 4608).
+//   128x160 s5 c1x1 (cooperative, each warpgroup 64x160): N = 1280 is 8 column tiles, so 4096 x 1280 is 256 tiles =
+//            1.94 rounds on 132 SMs (64x256: 320 tiles, 2.4 rounds); cuBLASLt's own choice there (128x160 coopA,
+//            5 stages). Run 7: 2048x1280x8192 0.95x, 4096x1280x{5120,6144,8192} 0.95-0.97x, 4096x1280x1280 0.85x
+//            (run 6 best 0.80-0.81 on all of them). Its c2x1 twin measured 1-4% behind on these shapes.
+//   128x128 pp s5 c1x1: 4096x1024x1024 0.93x (pp 64x256 0.88) and some M = 2048 shapes (+2-3%); run 7. The untuned
+//            default ranks it behind pp 64x256 (same tile count, weight 0.95): for the tuned table.
 //   64x256 pp s5 c1x1 skauto: the workhorse with deterministic split-K, the split count per problem
 //            (choose_splits in sm90_launch.cuh). Run 6 measured no shape of the suites where splitting pays (the fp32
 //            partials cost ~5-10 us per unit), and this variant 5-12% behind its plain twin even unsplit, so the
 //            untuned default never picks it; registered so that the split-K path stays tested and can be tuned or
 //            forced (tgemm bench --kernel).
-// Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-6): ping-pong 64x160 s7 (run 6: median 0.76x of
+// Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-7): staggered cooperative warpgroups (Traits Lag = 2: 1-2%
+// slower on 128x256 s3, 128x160 s5 and 128x128 s5, run 7), ping-pong 64x160 s7 (run 6: median 0.76x of
 // cuBLASLt on the models shapes, 0.79 at best on the N = 1280 ones), 128x128 and 256x128 cooperative, ping-pong 64x256
-// s4, 128x128 s5/s6 and 64x128 s8 (never best beyond noise), ping-pong with the direct epilogue, and earlier a
-// direct epilogue with 4 stages and the c1x1 cooperative variants.
+// s4, 128x128 s6 and 64x128 s8 (never best beyond noise; ping-pong 128x128 s5 c1x1, dropped after run 5, came back
+// in run 7 for 4096x1024x1024), ping-pong with the direct epilogue, and earlier a direct epilogue with 4 stages and
+// the c1x1 cooperative variants.
 #pragma once
 
-#define TGEMM_SM90_BF16_CONFIGS(X)                    \
-  X(bf16, 64, 256, 5, 1, 1, staged, true, false)      \
-  X(bf16, 64, 256, 5, 2, 1, staged, true, false)      \
-  X(bf16, 128, 256, 3, 2, 1, staged, false, false)    \
-  X(bf16, 128, 192, 4, 2, 1, staged, false, false)    \
-  X(bf16, 64, 256, 5, 1, 1, staged, true, true)
+#define TGEMM_SM90_BF16_CONFIGS(X)                     \
+  X(bf16, 64, 256, 5, 1, 1, staged, true, false, 0)    \
+  X(bf16, 64, 256, 5, 2, 1, staged, true, false, 0)    \
+  X(bf16, 128, 256, 3, 2, 1, staged, false, false, 0)  \
+  X(bf16, 128, 192, 4, 2, 1, staged, false, false, 0)  \
+  X(bf16, 128, 160, 5, 1, 1, staged, false, false, 0)  \
+  X(bf16, 128, 128, 5, 1, 1, staged, true, false, 0)   \
+  X(bf16, 64, 256, 5, 1, 1, staged, true, true, 0)
 
-#define TGEMM_SM90_FP16_CONFIGS(X)                    \
-  X(fp16, 64, 256, 5, 1, 1, staged, true, false)      \
-  X(fp16, 128, 256, 3, 2, 1, staged, false, false)
+#define TGEMM_SM90_FP16_CONFIGS(X)                     \
+  X(fp16, 64, 256, 5, 1, 1, staged, true, false, 0)    \
+  X(fp16, 128, 256, 3, 2, 1, staged, false, false, 0)

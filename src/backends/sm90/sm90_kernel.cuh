@@ -60,6 +60,7 @@ __device__ __forceinline__ int32_t clamp_coord(uint32_t c, uint32_t dim) { retur
 inline constexpr uint32_t kBiasBar = 1;
 inline constexpr uint32_t kMmaTurn = 3;
 inline constexpr uint32_t kEpiTurn = 5;
+inline constexpr uint32_t kStagger = 7;  // cooperative with T::kLag > 0: warpgroup 0 lets warpgroup 1 start a tile
 
 // Shared-memory addresses every role needs (32-bit shared-window addresses).
 template <class T>
@@ -172,15 +173,17 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, uint32_t sm
   }
 }
 
-// The main loop of both consumer schedules: n k-steps of wgmma from ring position (s, phase), one k-step kept in
-// flight. On return the last k-step is still in flight and `prev` is its slot: the caller overlaps epilogue set-up
-// with it, then waits for it and releases the slot.
+// The main loop of both consumer schedules: k-steps [kb, ke) of the tile (kb = 0: the first one overwrites the
+// accumulators) from ring position (s, phase), one k-step kept in flight. On return the last k-step is still in
+// flight and `prev` is its slot: the caller overlaps epilogue set-up with it, then waits for it and releases the
+// slot. A tile's k-steps may be issued in several calls (the staggered cooperative schedule): a call with kb > 0
+// continues with the in-flight k-step and `prev` the previous call left.
 template <class T, class Release>
 __device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], const uint64_t (&a_desc0)[T::kMSub],
-                                         uint64_t b_desc0, uint32_t full, uint32_t n, uint32_t& s, uint32_t& phase,
-                                         uint32_t& prev, const Release& release) {
+                                         uint64_t b_desc0, uint32_t full, uint32_t kb, uint32_t ke, uint32_t& s,
+                                         uint32_t& phase, uint32_t& prev, const Release& release) {
   using Mma = Wgmma<T::kBN, T::kIn == DType::bf16>;
-  for (uint32_t kt = 0; kt < n; ++kt) {
+  for (uint32_t kt = kb; kt < ke; ++kt) {
     ptx::mbar_wait(full + 8 * s, phase);
 #pragma unroll
     for (int ms = 0; ms < T::kMSub; ++ms)
@@ -247,6 +250,18 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
     }
   };
 
+  // Staggered warpgroups (T::kLag > 0): both warpgroups read every stage, so without a stagger they finish a tile
+  // together and run its epilogue together while the tensor cores idle. Warpgroup 1 instead starts each tile only
+  // once warpgroup 0 has issued the tile's first `lag` k-steps (named barrier kStagger: 0 arrives, 1 syncs). Then
+  // warpgroup 0's epilogue overlaps warpgroup 1's last k-steps, and warpgroup 1's epilogue warpgroup 0's first ones
+  // of the next tile; the stage ring keeps 0 at most kStages k-steps ahead, so the lag persists through the tile.
+  // No deadlock: warpgroup 0's first `lag` <= kStages k-steps of tile t need only releases of tile t - 1 (and the
+  // peer CTA's, which do not wait on us within tile t). No double arrival: warpgroup 0 reaches k-step lag - 1 of
+  // tile t + 1 only after warpgroup 1 released ring position p(t+1) + lag - 1 - kStages, which lies in tile t (so
+  // warpgroup 1 has passed tile t's barrier) when num_k + lag >= kStages + 1; with fewer k-steps the stagger is off.
+  const uint32_t lag = T::kLag > 0 ? min(uint32_t(T::kLag), num_k) : 0u;
+  const bool stagger = T::kLag > 0 && num_k + lag >= uint32_t(T::kStages) + 1;
+
   uint32_t s = 0, phase = 0, st_phase = 0;
   const uint32_t staging = sm.base + T::kOffStaging + g * T::kStagingBytesPerWG;
   const uint32_t bias_smem = sm.base + T::kOffBias + g * BN * 4;
@@ -258,7 +273,14 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
     float bias[Epi::kBiasRegs];
     Epi::load_bias(bias, ep, nb * BN, tid);
     uint32_t prev = 0;
-    mainloop<T>(acc, a_desc0, b_desc0, sm.full, num_k, s, phase, prev, release);
+    if (stagger && g == 0) {
+      mainloop<T>(acc, a_desc0, b_desc0, sm.full, 0, lag, s, phase, prev, release);
+      ptx::named_bar_arrive(kStagger, 256);
+      mainloop<T>(acc, a_desc0, b_desc0, sm.full, lag, num_k, s, phase, prev, release);
+    } else {
+      if (stagger) ptx::named_bar_sync(kStagger, 256);
+      mainloop<T>(acc, a_desc0, b_desc0, sm.full, 0, num_k, s, phase, prev, release);
+    }
     // Epilogue set-up that does not need the accumulators runs while the last k-step's wgmma still executes.
     // The bias buffer is per warpgroup; the first barrier keeps a fast warp from overwriting it while a slow one
     // still reads the previous tile's values, the second publishes the new ones.
@@ -435,7 +457,7 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
     // wait on is at most one phase behind the parity we ask for (no aliasing).
     if (j > 0) ptx::named_bar_sync(kMmaTurn + g, 256);
     uint32_t prev = 0;
-    mainloop<T>(acc, a_desc0, b_desc0, sm.full, ke - kb, s, phase, prev, release);
+    mainloop<T>(acc, a_desc0, b_desc0, sm.full, 0, ke - kb, s, phase, prev, release);
     // Hand the tensor cores over: the other warpgroup's wgmma queue behind our last ones.
     if (has_next) ptx::named_bar_arrive(kMmaTurn + (g ^ 1), 256);
 
