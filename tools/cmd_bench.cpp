@@ -35,12 +35,15 @@ std::string plan_str(const Plan& p) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args a(argv, {"--no-check", "--no-ceilings"}, {"-i", "--warmup", "--iters", "--timing", "--csv", "--kernel", "--top-from", "--top"});
+  Args a(argv, {"--no-check", "--no-ceilings"}, {"-i", "--warmup", "--iters", "--timing", "--sustain-ms", "--csv", "--kernel", "--top-from", "--top"});
   std::string input = a.str("-i", "shapes/seed.csv");
   int warmup = int(a.int_opt("--warmup", 5, 0, 10000));
   int iters = int(a.int_opt("--iters", 30, 1, 100000));
   bench::TimingMode mode = bench::TimingMode::graph;
-  if (!bench::parse_timing_mode(a.str("--timing", "graph"), &mode)) a.fail("--timing: '" + a.str("--timing") + "' is not graph or plain");
+  if (!bench::parse_timing_mode(a.str("--timing", "graph"), &mode))
+    a.fail("--timing: '" + a.str("--timing") + "' is not graph, plain or sustained");
+  // --timing sustained: each sample replays one candidate back to back this long (see timing.h).
+  const double sustain_ms = a.double_opt("--sustain-ms", 200, 1, 60000);
   std::vector<std::string> forced = split_commas(a.str("--kernel"));
   for (const std::string& k : forced)
     if (!find_kernel(k)) a.fail("--kernel: unknown kernel '" + k + "' (see `tgemm kernels`)");
@@ -156,7 +159,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::vector<bench::Launch> launches;
     for (const Row& r : rows) launches.push_back(r.launch);
     std::vector<bench::Timing> t;
-    if (Status s = bench::time_interleaved(launches, o.rotations, {warmup, iters, mode}, stream, &t); !s.ok()) {
+    if (Status s = bench::time_interleaved(launches, o.rotations, {warmup, iters, mode, sustain_ms}, stream, &t); !s.ok()) {
       std::printf("%8lld %6lld %6lld: timing failed: %s\n", (long long)sh.m, (long long)sh.n, (long long)sh.k, s.to_string().c_str());
       ++failures;
       continue;

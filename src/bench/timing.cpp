@@ -19,8 +19,10 @@ Status cuda_status(cudaError_t e, const std::string& what) {
 
 // Rounds of samples, interleaved: enqueue(j, round) puts candidate j's sample on the stream; each sample is
 // bracketed by its own events. us[j][round] is the sample's time, or -1 where it did not run.
+// `before(j, round)`, if given, is enqueued ahead of the sample's first event (sustained mode's untimed replays).
 Status time_rounds(size_t n, int rounds, const std::function<Status(size_t, int)>& enqueue, cudaStream_t stream,
-                   std::vector<bool>* alive, std::vector<Timing>* out, std::vector<std::vector<double>>* us) {
+                   std::vector<bool>* alive, std::vector<Timing>* out, std::vector<std::vector<double>>* us,
+                   const std::function<Status(size_t, int)>& before = {}) {
   std::vector<cudaEvent_t> ev(2 * n * size_t(rounds));
   for (auto& e : ev) cudaEventCreate(&e);
   us->assign(n, std::vector<double>(size_t(rounds), -1));
@@ -29,8 +31,13 @@ Status time_rounds(size_t n, int rounds, const std::function<Status(size_t, int)
     for (size_t j = 0; j < n; ++j) {
       if (!(*alive)[j]) continue;
       size_t at = 2 * (size_t(i) * n + j);
+      Status s = before ? before(j, i) : Status::Ok();
+      if (!s.ok()) {
+        (*alive)[j] = false, (*out)[j].status = s;
+        continue;
+      }
       cudaEventRecord(ev[at], stream);
-      Status s = enqueue(j, i);
+      s = enqueue(j, i);
       cudaEventRecord(ev[at + 1], stream);
       if (!s.ok()) (*alive)[j] = false, (*out)[j].status = s;
       else ran[j][size_t(i)] = true;
@@ -65,10 +72,13 @@ Status capture(const Launch& launch, int length, int rotations, cudaStream_t str
 
 }  // namespace
 
-const char* timing_mode_name(TimingMode m) { return m == TimingMode::graph ? "graph replay" : "plain launches"; }
+const char* timing_mode_name(TimingMode m) {
+  return m == TimingMode::graph ? "graph replay" : m == TimingMode::sustained ? "sustained graph replay" : "plain launches";
+}
 
 bool parse_timing_mode(const std::string& s, TimingMode* out) {
   if (s == "graph") *out = TimingMode::graph;
+  else if (s == "sustained") *out = TimingMode::sustained;
   else if (s == "plain") *out = TimingMode::plain;
   else return false;
   return true;
@@ -109,9 +119,10 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
     // cycle and the graph after this one starts on a set the last `rotations - 1` launches did not touch.
     std::vector<std::vector<double>> est;
     st = time_rounds(n, 2, plain, stream, &alive, out, &est);
+    auto est_us = [&](size_t j) { return std::max(0.5, std::min(est[j][0] > 0 ? est[j][0] : 1e9, est[j][1] > 0 ? est[j][1] : 1e9)); };
     for (size_t j = 0; j < n && st.ok(); ++j) {
       if (!alive[j]) continue;
-      double t = std::max(0.5, std::min(est[j][0] > 0 ? est[j][0] : 1e9, est[j][1] > 0 ? est[j][1] : 1e9));
+      const double t = est_us(j);
       int want = int(std::min<double>(kMaxGraphLength, std::ceil(kMinGraphSampleUs / t)));
       length[j] = rotations * std::max(1, (want + rotations - 1) / rotations);
       if (Status s = capture(launches[j], length[j], rotations, stream, &exec[j]); !s.ok()) {
@@ -123,15 +134,28 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
       st = cuda_status(cudaGraphLaunch(exec[j], stream), "graph warm-up");  // uploads the graph
     }
     if (st.ok()) st = cuda_status(cudaStreamSynchronize(stream), "graph warm-up");
+    // Sustained: per sample, replays for 3/4 of sustain_ms untimed, then the timed ones for the last quarter.
+    std::vector<int> warm_reps(n, 0), timed_reps(n, 1);
+    if (opt.mode == TimingMode::sustained)
+      for (size_t j = 0; j < n; ++j) {
+        if (!alive[j]) continue;
+        timed_reps[j] = std::max(1, int(std::ceil(opt.sustain_ms * 250 / (est_us(j) * length[j]))));
+        warm_reps[j] = 3 * timed_reps[j];
+      }
+    auto replay = [&](size_t j, int reps) {
+      for (int r = 0; r < reps; ++r)
+        if (cudaError_t e = cudaGraphLaunch(exec[j], stream); e != cudaSuccess) return cuda_status(e, "graph launch");
+      return Status::Ok();
+    };
     if (st.ok())
-      st = time_rounds(n, iters, [&](size_t j, int) { return cuda_status(cudaGraphLaunch(exec[j], stream), "graph launch"); },
-                       stream, &alive, out, &us);
+      st = time_rounds(n, iters, [&](size_t j, int) { return replay(j, timed_reps[j]); }, stream, &alive, out, &us,
+                       [&](size_t j, int) { return replay(j, warm_reps[j]); });
     for (cudaGraphExec_t g : exec)
       if (g) cudaGraphExecDestroy(g);
     if (st.ok())
       for (size_t j = 0; j < n; ++j)
         for (double& t : us[j])
-          if (t > 0) t /= length[j];
+          if (t > 0) t /= double(length[j]) * timed_reps[j];
   }
   if (!st.ok()) return st;
   for (size_t j = 0; j < n; ++j) {

@@ -21,16 +21,22 @@ enum class TimingMode {
   // Each sample replays a CUDA graph of back-to-back launches (each on the next operand set): what an engine
   // that replays graphs sees — no launch gaps, no host overhead.
   graph,
+  // Graph replays for `sustain_ms` per sample, only the last quarter timed: each candidate at the clock its own
+  // power draw settles to. Under the H200's 700 W cap that clock differs between kernels (run 7 in
+  // scripts/dev/SM90_NOTES.md: ours 1365-1380 MHz back to back, cuBLASLt 1515-1545), and ~300 us graph samples
+  // alternating with cuBLASLt's share one clock instead. Slow: for a few shapes, not for tuning.
+  sustained,
 };
 
 struct TimingOptions {
   int warmup = 5;
   int iters = 30;
   TimingMode mode = TimingMode::plain;
+  double sustain_ms = 200;  // sustained mode: length of one sample
 };
 
 const char* timing_mode_name(TimingMode m);
-bool parse_timing_mode(const std::string& s, TimingMode* out);  // "graph" or "plain"
+bool parse_timing_mode(const std::string& s, TimingMode* out);  // "graph", "plain" or "sustained"
 
 struct Timing {
   double median_us = 0, min_us = 0;   // per launch

@@ -1,6 +1,7 @@
-// The one benchmark routine: operand rotation across candidates, both timing modes, failures reported.
+// The one benchmark routine: operand rotation across candidates, the timing modes, failures reported.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,25 @@ TEST(Timing, GraphReplayCyclesEveryOperandSetAndAgreesWithPlain) {
   cudaStreamDestroy(s);
 }
 
+// Sustained mode: each sample replays the graph for sustain_ms (timing the last quarter), so the call lasts at
+// least iters x candidates x sustain_ms; per launch it agrees with graph replay on a kernel that draws little power.
+TEST(Timing, SustainedReplaysForTheRequestedTimeAndAgreesWithGraph) {
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreate(&s));
+  Recorder big(size_t(256) << 20);
+  std::vector<bench::Timing> graph, sus;
+  TGEMM_OK(bench::time_interleaved({big.launch()}, 4, {2, 6, bench::TimingMode::graph}, s, &graph));
+  const auto t0 = std::chrono::steady_clock::now();
+  TGEMM_OK(bench::time_interleaved({big.launch(), big.launch()}, 4, {2, 6, bench::TimingMode::sustained, 40.0}, s, &sus));
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(sus[0].ok && sus[1].ok) << sus[0].status.to_string() << sus[1].status.to_string();
+  EXPECT_GE(wall_ms, 0.9 * 6 * 2 * 40) << "6 rounds x 2 candidates x 40 ms";
+  const double r = sus[0].median_us / graph[0].median_us;
+  EXPECT_GT(r, 0.8) << "sustained " << sus[0].median_us << " us vs graph " << graph[0].median_us << " us per launch";
+  EXPECT_LT(r, 1.2) << "sustained " << sus[0].median_us << " us vs graph " << graph[0].median_us << " us per launch";
+  cudaStreamDestroy(s);
+}
+
 TEST(Timing, AFailingCandidateIsReportedAndTheOthersTimed) {
   cudaStream_t s;
   CUDA_OK(cudaStreamCreate(&s));
@@ -78,10 +98,10 @@ TEST(Timing, AFailingCandidateIsReportedAndTheOthersTimed) {
   bench::Launch bad = [&](int, cudaStream_t) {
     return ++calls > 3 ? Status{StatusCode::not_supported, "refuses after 3 calls"} : Status::Ok();
   };
-  for (bench::TimingMode m : {bench::TimingMode::plain, bench::TimingMode::graph}) {
+  for (bench::TimingMode m : {bench::TimingMode::plain, bench::TimingMode::graph, bench::TimingMode::sustained}) {
     calls = 0;
     std::vector<bench::Timing> t;
-    TGEMM_OK(bench::time_interleaved({ok.launch(), bad}, 2, {2, 5, m}, s, &t));
+    TGEMM_OK(bench::time_interleaved({ok.launch(), bad}, 2, {2, 5, m, 5.0}, s, &t));
     EXPECT_TRUE(t[0].ok) << bench::timing_mode_name(m);
     EXPECT_FALSE(t[1].ok) << bench::timing_mode_name(m);
     EXPECT_NE(t[1].status.message().find("refuses"), std::string::npos) << bench::timing_mode_name(m);
