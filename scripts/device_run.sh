@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, GPU tests, benchmarks; logs under $OUT (the device tool's folder).
 #   STEPS="tests bench" bash scripts/device_run.sh      (default: tests bench)
+#   TUNE_SHAPES=subset.csv STEPS="tune tabled": re-tune a subset into a copy of the shipped table (profile_without.py)
 # Needs .deps/googletest (copied from /usr/src/googletest here) carried along: that machine has no GoogleTest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,12 @@ for step in $STEPS; do
     tests) ./build-dev/tests/tgemm_gpu_tests --gtest_color=no ${GTEST_ARGS:-} > "$OUT/gpu_tests.log" 2>&1; rc=$?
            grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|FAILED TEST|Failure|checked|cuBLASLt M=|mm M=" "$OUT/gpu_tests.log" | head -60 ;;
     bench) ./build-dev/tgemm bench -i shapes/seed.csv ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench_seed.log"; rc=$? ;;
+    # Seed shapes with the table in force, each candidate back to back for 200 ms per sample (power-capped clocks).
+    sustained) [ -f "$OUT/sm90_132_bf16.csv" ] && export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"
+          TOP=""; [ -f "$OUT/tune_profile.csv" ] && TOP="--top-from $OUT/tune_profile.csv"
+          ./build-dev/tgemm bench -i shapes/seed.csv --timing sustained --warmup 1 --iters ${SUSTAINED_ITERS:-6} --no-ceilings $TOP \
+            --csv "$OUT/bench_seed_sustained.csv" > "$OUT/bench_seed_sustained.log" 2>&1; rc=$?; unset TGEMM_CONFIG
+          tail -3 "$OUT/bench_seed_sustained.log" ;;
     models) ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings ${BENCH_ARGS:-} --csv "$OUT/bench_models.csv" > "$OUT/bench_models.log" 2>&1; rc=$?
            tail -5 "$OUT/bench_models.log" ;;
     repro) ./build-dev/tgemm repro 2>&1 | tee "$OUT/repro.log"; rc=$? ;;
@@ -40,9 +47,16 @@ for step in $STEPS; do
                   --warmup 0 --iters 1 --no-ceilings --kernel "$k" > "$OUT/sanitize_$k.log" 2>&1; r=$?; rc=$((rc|r))
                 echo "memcheck $k rc=$r: $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_$k.log" | tail -1)"
               done ;;
-    tune) { cat shapes/seed.csv; tail -n +2 shapes/models.csv; } > "$OUT/suites.csv"
+    tune) RETUNE=""
+          if [ -n "${TUNE_SHAPES:-}" ]; then
+            # Re-tune only these shapes into the shipped table; every other shape keeps its row and profile rows.
+            cp "$TUNE_SHAPES" "$OUT/suites.csv"; cp configs/sm90_132_bf16.csv "$OUT/sm90_132_bf16.csv"; RETUNE=--retune
+            python3 scripts/profile_without.py docs/data/tune_profile.csv.gz "$TUNE_SHAPES" > "$OUT/tune_profile.csv"
+          else
+            { cat shapes/seed.csv; tail -n +2 shapes/models.csv; } > "$OUT/suites.csv"
+          fi
           # TUNE_TIMEOUT: SIGTERM leaves a valid table of the shapes done (the tuner saves after every shape).
-          timeout -s TERM ${TUNE_TIMEOUT:-3000} ./build-dev/tgemm tune -i "$OUT/suites.csv" -o "$OUT/sm90_132_bf16.csv" --profile-file "$OUT/tune_profile.csv" ${TUNE_ARGS:-} \
+          timeout -s TERM ${TUNE_TIMEOUT:-3000} ./build-dev/tgemm tune -i "$OUT/suites.csv" -o "$OUT/sm90_132_bf16.csv" --profile-file "$OUT/tune_profile.csv" $RETUNE ${TUNE_ARGS:-} \
             > "$OUT/tune.log" 2> "$OUT/tune.err"; rc=$?; tail -3 "$OUT/tune.log"; tail -c 600 "$OUT/tune.err"; echo ;;
     tabled) export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"
           TOP=""; [ -f "$OUT/tune_profile.csv" ] && TOP="--top-from $OUT/tune_profile.csv"
