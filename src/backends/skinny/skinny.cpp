@@ -22,6 +22,8 @@ const void* kernel_bf16(int max_m, bool vec);
 const void* kernel_fp16(int max_m, bool vec);
 const void* kernel_tma_bf16(int max_m);
 const void* kernel_tma_fp16(int max_m);
+const void* kernel_ws_bf16(int max_m);
+const void* kernel_ws_fp16(int max_m);
 
 namespace {
 
@@ -32,6 +34,8 @@ constexpr int kScalarMTile = 64;
 // 4 and 8 = 2 warps x 2 or 4 cluster blocks along K, the 4-8K-row layers).
 constexpr int kTmaMTile = 16;
 constexpr int kTmaFixedSplits[] = {1, 4, 8};
+// Persistent variant: M tile 16; the fixed splits are its WK (tiles of 128 / WK rows), beside auto.
+constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
 
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                    const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
@@ -105,6 +109,7 @@ class SkinnyKernel final : public Kernel {
   // The launch this kernel makes for `p` on a GPU with `sms` SMs (exposed for `explain` and tests).
   LaunchShape shape(const Problem& p, int sms) const {
     int split = cfg_.split_k;
+    if (cfg_.ws) return ws_launch_shape(p.n, p.k, split > 0 ? split : ws_auto_wk(p.n, p.k, sms), sms);
     if (cfg_.tma) return tma_launch_shape(p.n, p.k, split > 0 ? split : tma_auto_split(p.n, p.k, sms));
     if (split <= 0) split = auto_split(p.m, p.n, p.k, cfg_.max_wk(), sms, kBlocksPerSm, cfg_.depth());
     return launch_shape(p.n, p.k, split, cfg_.max_wk());
@@ -145,7 +150,22 @@ class SkinnyKernel final : public Kernel {
     lc.gridDim = dim3(unsigned(sh.blocks), 1, 1);
     lc.blockDim = dim3(kThreads, 1, 1);
     lc.dynamicSmemBytes = 0;
-    if (cfg_.tma) {
+    if (cfg_.ws) {
+      // X box of exactly M rows; W box of the tile's rows; the ring as deep as kWsSmemBytes allows.
+      tp.p = prm;
+      tp.x_rows = int(p.m);
+      tp.stages = ws_stages(1 << sh.wk_log2, int(p.m));
+      CUresult r = encode_map(&tp.w, a.w, p.in_dtype, p.n, p.k, p.ldw, sh.block_rows);
+      if (r == CUDA_SUCCESS) r = encode_map(&tp.x, a.x, p.in_dtype, p.m, p.k, p.ldx, int(p.m));
+      if (r != CUDA_SUCCESS)
+        return Status(StatusCode::cuda_error, name_ + ": cuTensorMapEncodeTiled failed (" + std::to_string(int(r)) + ")");
+      const int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, int(p.m)) + 1024;
+      cudaError_t e = cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, kWsSmemBytes);
+      if (e != cudaSuccess)
+        return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
+      lc.blockDim = dim3(kTmaThreads, 1, 1);
+      lc.dynamicSmemBytes = size_t(dyn);
+    } else if (cfg_.tma) {
       tp.p = prm;
       tp.x_rows = tma_x_rows(int(p.m), cfg_.max_m);
       tp.stages = tma_stages(1 << sh.wk_log2, tp.x_rows);
@@ -178,7 +198,7 @@ class SkinnyKernel final : public Kernel {
     }
     lc.attrs = na ? attr : nullptr;
     lc.numAttrs = na;
-    void* args[] = {cfg_.tma ? static_cast<void*>(&tp) : static_cast<void*>(&prm)};
+    void* args[] = {cfg_.tma || cfg_.ws ? static_cast<void*>(&tp) : static_cast<void*>(&prm)};
     cudaError_t e = cudaLaunchKernelExC(&lc, fn_, args);
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess)
@@ -249,6 +269,19 @@ void add_skinny_kernels(BackendKernels& out) {
         out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
       }
     }
+    {
+      Config c;
+      c.in = dtypes[d];
+      c.max_m = skinny::kTmaMTile;
+      c.tma = true;
+      c.ws = true;
+      const void* fn = dtypes[d] == DType::bf16 ? skinny::kernel_ws_bf16(c.max_m) : skinny::kernel_ws_fp16(c.max_m);
+      out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
+      for (int sk : skinny::kWsFixedSplits) {
+        c.split_k = sk;
+        out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
+      }
+    }
     Config c;
     c.in = dtypes[d];
     c.max_m = skinny::kScalarMTile;
@@ -259,17 +292,20 @@ void add_skinny_kernels(BackendKernels& out) {
     out.kernels.push_back(std::move(k));
   }
 
-  // Untuned default for M <= 64: the 16-byte kernel with the smallest M tile (at least 16) that holds M (split
-  // chosen per problem), then the element-load kernel for what the 16-byte one cannot address (odd K / ld, unaligned).
+  // Untuned default for M <= 16: the 16-byte m16 kernel (split chosen per problem), then the element-load kernel for
+  // what the 16-byte one cannot address (odd K / ld, unaligned). Not above M = 16: the m32 / m64 tiles lost to the
+  // best sm90 kernel at M = 32 and 64 on every decode layer in run 18's tuning (up to 4x; `docs/decode_report.md`,
+  // crossover table) and Nsight Compute (run 22) put skinny_bf16_m64 at 489 us against cuBLASLt's 60 us at
+  // 64x28672x4096, so those M go to the sm90 / cuBLASLt defaults. The m32 / m64 kernels stay registered for the tuner.
   out.defaults = [defs](const Problem& p) -> std::vector<const Kernel*> {
-    if (p.m < 1 || p.m > 64 || p.n < 1 || p.k < 1) return {};
+    if (p.m < 1 || p.m > 16 || p.n < 1 || p.k < 1) return {};
     int d = -1;
     if (p.in_dtype == DType::bf16) d = 0;
     if (p.in_dtype == DType::fp16) d = 1;
     if (d < 0) return {};
     // M <= 8 also takes the m16 tile: its shallower load batches (depth 4 against 8) streamed W faster on the
     // H200 at every decode shape measured under graph replay (issue 4); rows past M add no W traffic.
-    const int t = p.m <= 16 ? 1 : p.m <= 32 ? 2 : 3;
+    const int t = 1;
     std::vector<const Kernel*> v;
     if (defs->auto_vec[d][t]) v.push_back(defs->auto_vec[d][t]);
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);
