@@ -4,6 +4,7 @@
 // that differ only in the split-K they launch with (a launch parameter), so the tuner can pick the split.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -68,6 +69,41 @@ CUresult encode_map(CUtensorMap* map, const void* ptr, DType dt, int64_t rows, i
   return enc(map, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
              const_cast<void*>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+// The 3D view [units][rows][64] of a [rows, cols] row-major 16-bit matrix: element (c, r, u) at ptr + r * ld + 64u + c,
+// `units` full 64-column units only (so no box reads past the last full unit); box 64 x box_rows x box_units, 128B
+// swizzle on its 128-byte rows.
+CUresult encode_map3(CUtensorMap* map, const void* ptr, DType dt, int64_t rows, int64_t units, int64_t ld, int box_rows,
+                     int box_units) {
+  const EncodeTiledFn enc = encode_tiled();
+  if (!enc) return CUDA_ERROR_NOT_SUPPORTED;
+  const cuuint64_t dims[3] = {cuuint64_t(kTmaUnitK), cuuint64_t(rows), cuuint64_t(units)};
+  const cuuint64_t strides[2] = {cuuint64_t(ld) * 2, cuuint64_t(kTmaUnitK) * 2};
+  const cuuint32_t box[3] = {cuuint32_t(kTmaUnitK), cuuint32_t(box_rows), cuuint32_t(box_units)};
+  const cuuint32_t estr[3] = {1, 1, 1};
+  return enc(map, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+             const_cast<void*>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+// TGEMM_SKINNY_WS3=0: the persistent kernel fetches every stage unit by unit with 2D copies (A/B timing).
+bool ws3_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("TGEMM_SKINNY_WS3");
+    return !(e && e[0] == '0');
+  }();
+  return on;
+}
+
+// TGEMM_SKINNY_WS_STAGES=n caps the persistent kernel's ring at n stages (A/B timing of the bytes in flight).
+int ws_stage_cap() {
+  static const int cap = [] {
+    const char* e = std::getenv("TGEMM_SKINNY_WS_STAGES");
+    const int v = e ? std::atoi(e) : 0;
+    return v >= 2 && v <= kWsMaxStages ? v : kWsMaxStages;
+  }();
+  return cap;
 }
 
 int device_sm_count() {
@@ -154,15 +190,34 @@ class SkinnyKernel final : public Kernel {
       // X box of exactly M rows; W box of the tile's rows; the ring as deep as kWsSmemBytes allows.
       tp.p = prm;
       tp.x_rows = int(p.m);
-      tp.stages = ws_stages(1 << sh.wk_log2, int(p.m));
+      tp.stages = std::min(ws_stages(1 << sh.wk_log2, int(p.m)), ws_stage_cap());
       CUresult r = encode_map(&tp.w, a.w, p.in_dtype, p.n, p.k, p.ldw, sh.block_rows);
       if (r == CUDA_SUCCESS) r = encode_map(&tp.x, a.x, p.in_dtype, p.m, p.k, p.ldx, int(p.m));
       if (r != CUDA_SUCCESS)
         return Status(StatusCode::cuda_error, name_ + ": cuTensorMapEncodeTiled failed (" + std::to_string(int(r)) + ")");
+      // Whole-stage 3D copies where K has at least one stage of full units; if the driver refuses the overlapping
+      // views the kernel falls back to unit-by-unit copies (same result, same order of sums).
+      const int wk = 1 << sh.wk_log2;
+      tp.kfull = int(p.k / kTmaUnitK);
+      tp.use3 = 0;
+      if (ws3_enabled() && tp.kfull >= wk &&
+          encode_map3(&tp.w3, a.w, p.in_dtype, p.n, tp.kfull, p.ldw, sh.block_rows, wk) == CUDA_SUCCESS &&
+          encode_map3(&tp.x3, a.x, p.in_dtype, p.m, tp.kfull, p.ldx, int(p.m), wk) == CUDA_SUCCESS)
+        tp.use3 = 1;
       const int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, int(p.m)) + 1024;
-      cudaError_t e = cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, kWsSmemBytes);
-      if (e != cudaSuccess)
-        return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
+      // The opt-in once per device (a driver call per launch is host time that plain launches pay).
+      int dev = -1;
+      if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        dev = -1;
+      }
+      const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;  // 0: not cached, opt in every launch
+      if (!bit || !(smem_opted_.load(std::memory_order_acquire) & bit)) {
+        cudaError_t e = cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, kWsSmemBytes);
+        if (e != cudaSuccess)
+          return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
+        smem_opted_.fetch_or(bit, std::memory_order_acq_rel);
+      }
       lc.blockDim = dim3(kTmaThreads, 1, 1);
       lc.dynamicSmemBytes = size_t(dyn);
     } else if (cfg_.tma) {
@@ -213,6 +268,7 @@ class SkinnyKernel final : public Kernel {
   std::string name_;
   Limits limits_;
   const void* fn_;
+  mutable std::atomic<uint64_t> smem_opted_{0};  // persistent variant: devices whose smem opt-in is done
 };
 
 int mtile_index(int max_m) {
@@ -233,6 +289,7 @@ void add_skinny_kernels(BackendKernels& out) {
   struct Defaults {
     const Kernel* auto_vec[2][4] = {};
     const Kernel* scalar[2] = {};
+    const Kernel* ws_auto[2] = {};
   };
   auto defs = std::make_shared<Defaults>();
 
@@ -276,7 +333,9 @@ void add_skinny_kernels(BackendKernels& out) {
       c.tma = true;
       c.ws = true;
       const void* fn = dtypes[d] == DType::bf16 ? skinny::kernel_ws_bf16(c.max_m) : skinny::kernel_ws_fp16(c.max_m);
-      out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
+      auto k = std::make_unique<SkinnyKernel>(c, fn);
+      defs->ws_auto[d] = k.get();
+      out.kernels.push_back(std::move(k));
       for (int sk : skinny::kWsFixedSplits) {
         c.split_k = sk;
         out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
@@ -307,6 +366,7 @@ void add_skinny_kernels(BackendKernels& out) {
     // H200 at every decode shape measured under graph replay (issue 4); rows past M add no W traffic.
     const int t = 1;
     std::vector<const Kernel*> v;
+    if (defs->ws_auto[d] && skinny::ws_preferred(p.m, p.n, p.k, skinny::device_sm_count())) v.push_back(defs->ws_auto[d]);
     if (defs->auto_vec[d][t]) v.push_back(defs->auto_vec[d][t]);
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);
     return v;

@@ -230,6 +230,18 @@ inline int ws_auto_wk(int64_t n, int64_t k, int sms) {
   return 1;
 }
 
+// Whether the untuned default hands M <= 16 to the persistent kernel (auto WK) before the register ring: layers of
+// at least 32M weights whose row tiles fill every round of the SMs to within 5%. Run 23 (graph replay): 28672x4096
+// (896 tiles of 32 rows, 7 rounds) 61 us against the register ring's 69; 37888x3584 69 against 74.5; 4096x14336
+// (128 tiles, one round) 31.7 against 32-35. Where the last round is 15% empty (3584x18944, 7168x8192: 112 or 224
+// tiles) the register ring was as fast or faster, and below 32M weights always faster.
+inline bool ws_preferred(int64_t m, int64_t n, int64_t k, int sms) {
+  if (m < 1 || m > 16 || n * k < (int64_t(32) << 20)) return false;
+  const LaunchShape sh = ws_launch_shape(n, k, ws_auto_wk(n, k, sms), sms);
+  const int64_t rounds = (sh.row_tiles + sms - 1) / sms;
+  return double(rounds) * double(sms) <= 1.05 * double(sh.row_tiles);
+}
+
 // Crude time model (microseconds) of one launch on an H200-class part, used only to pick T when the kernel's
 // split is "auto". Streams W in waves of resident blocks; a wave runs at the lesser of the DRAM bandwidth and
 // what its loads in flight can sustain (Little's law), and no faster than its warps' dependent round trips.

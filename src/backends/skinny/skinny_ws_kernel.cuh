@@ -12,6 +12,14 @@
 // ldmatrix also reads the stale rows M..8*NB-1 of the slot, which only feed accumulator columns that are never
 // stored (the mma's columns are independent).
 //
+// Copies per stage. Run 23 (graph replay, 28672x4096) ranked WK = 1 / 2 (one or two 2D W boxes of 128 / 64 rows
+// per stage) ahead of WK = 4 and far ahead of WK = 8 (eight 16-row boxes) once the row-tile imbalance is taken out,
+// so the number of bulk copies per byte matters, not only the bytes in flight. Stages made of WK full units are
+// therefore fetched with two 3D copies (tp.w3, tp.x3: [unit][row][64] views of W and X): W lands as the same
+// [WK][BR][64] layout, X as [WK][M][64] rows packed one after another (row r = wk * M + m, swizzled by r & 7). A
+// stage that reaches the partial unit at the end of K is fetched unit by unit with the 2D maps, which zero-fill
+// past K; there X unit wk sits in its own 1024-byte slot.
+//
 // Reduction, fixed order, per tile: the consumer warps write their 16 x M partials to shared memory, sum them in
 // warp order (wk = 0, 1, ...), add bias and store. Only the 256 consumer threads take part (named barrier 1), so
 // the producer keeps filling the ring with the next tile meanwhile.
@@ -22,6 +30,13 @@
 namespace tgemm::skinny {
 
 namespace dev {
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+      ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+
 // Barrier over the 8 consumer warps only (the producer warp never arrives at it).
 __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
 }  // namespace dev
@@ -88,12 +103,18 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
           const uint32_t full = full0 + 8 * slot;
           const int64_t u0 = j * WK;
           const int units = int(min(int64_t(WK), ku - u0));
-          dev::mbar_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
           const uint32_t st = ring + uint32_t(slot) * stage_bytes;
+          if (tp.use3 && u0 + WK <= tp.kfull) {
+            dev::mbar_expect_tx(full, uint32_t(WK) * (wbytes + xbytes));
+            dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
+            dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
+          } else {
+          dev::mbar_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
           for (int q = 0; q < units; ++q) {
             const int kc = int((u0 + q) * kTmaUnitK);
             dev::tma_load_2d(st + q * wbytes, &tp.w, kc, row0, full);
             dev::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, kc, 0, full);
+          }
           }
           if (++slot == ST) {
             slot = 0;
@@ -111,6 +132,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const uint32_t a_hi = uint32_t(lane >> 4);
   const uint32_t b_row = uint32_t(lane & 7) * 128;
   const uint32_t b_hi = uint32_t(lane >> 3);
+  const uint32_t rx = uint32_t(wk * m + (lane & 7));  // packed X row of this lane in a 3D-fetched stage
   int slot = 0;
   uint32_t phase = 0;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -119,9 +141,13 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     for (int nb = 0; nb < NB; ++nb) acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.f;
     for (int64_t j = 0; j < spt; ++j) {
       const bool live = j * WK + wk < ku;  // warp-uniform
+      const bool packed = tp.use3 && j * WK + WK <= tp.kfull;  // the producer's choice for this stage
       dev::mbar_wait(full0 + 8 * slot, phase);
       const uint32_t ws = ring + uint32_t(slot) * stage_bytes + uint32_t(wk) * wbytes;
-      const uint32_t xs = ring + uint32_t(slot) * stage_bytes + uint32_t(WK) * wbytes + uint32_t(wk) * xslot;
+      const uint32_t xr = ring + uint32_t(slot) * stage_bytes + uint32_t(WK) * wbytes;
+      // Row (lane & 7) of M-block nb: its base and the swizzle term (row & 7) in either layout.
+      const uint32_t xs = packed ? xr + rx * 128 : xr + uint32_t(wk) * xslot + b_row;
+      const uint32_t xsw = packed ? (rx & 7) : sw;
       uint32_t a[4][4];
       uint32_t b[NB][2][4];
       if (live) {
@@ -131,7 +157,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
         for (int nb = 0; nb < NB; ++nb) {
           if (nb > 0 && nb * 8 >= m) break;
 #pragma unroll
-          for (int h = 0; h < 2; ++h) dev::ldsm_x4(b[nb][h], xs + nb * 1024 + b_row + (((4 * h + b_hi) ^ sw) << 4));
+          for (int h = 0; h < 2; ++h) dev::ldsm_x4(b[nb][h], xs + nb * 1024 + (((4 * h + b_hi) ^ xsw) << 4));
         }
       }
       __syncwarp();
