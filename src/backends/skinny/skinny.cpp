@@ -96,12 +96,13 @@ bool ws3_enabled() {
   return on;
 }
 
-// TGEMM_SKINNY_WS_STAGES=n caps the persistent kernel's ring at n stages (A/B timing of the bytes in flight).
+// The persistent kernel's ring depth: kWsDefaultStages, or TGEMM_SKINNY_WS_STAGES=n (2..16, A/B timing of the bytes
+// in flight; shared memory may allow fewer).
 int ws_stage_cap() {
   static const int cap = [] {
     const char* e = std::getenv("TGEMM_SKINNY_WS_STAGES");
     const int v = e ? std::atoi(e) : 0;
-    return v >= 2 && v <= kWsMaxStages ? v : kWsMaxStages;
+    return v >= 2 && v <= kWsMaxStages ? v : kWsDefaultStages;
   }();
   return cap;
 }
@@ -187,7 +188,7 @@ class SkinnyKernel final : public Kernel {
     lc.blockDim = dim3(kThreads, 1, 1);
     lc.dynamicSmemBytes = 0;
     if (cfg_.ws) {
-      // X box of exactly M rows; W box of the tile's rows; the ring as deep as kWsSmemBytes allows.
+      // X box of exactly M rows; W box of the tile's rows; ring depth ws_stage_cap() where shared memory allows.
       tp.p = prm;
       tp.x_rows = int(p.m);
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, int(p.m)), ws_stage_cap());

@@ -56,14 +56,19 @@ constexpr int tma_stages(int wk, int x_rows) {
 static_assert(tma_stages(kTmaMaxWk, 16) >= 2, "ring too shallow");
 static_assert(part_floats(16) * 4 <= tma_stage_bytes(1, 8) * 2, "the partial tiles reuse the ring");
 
-// Persistent warp-specialised variant (skinny_ws_kernel.cuh): one block per SM, the TMA ring made as deep as
-// shared memory allows (~200 KB, 8-12 stages of 16 KB of W), blocks walk row tiles of BR = 128 / WK rows with
-// stride gridDim. K stays inside the block (WK warps along K), so no cluster and no workspace; the row tile is
+// Persistent warp-specialised variant (skinny_ws_kernel.cuh): one block per SM, a TMA ring of stages of 16 KB of W
+// (kWsDefaultStages of them unless TGEMM_SKINNY_WS_STAGES says otherwise; at most what kWsSmemBytes holds), blocks
+// walk row tiles of BR = 128 / WK rows with stride gridDim. K stays inside the block (WK warps along K), so no cluster and no workspace; the row tile is
 // what balances the SMs. A stage holds WK consecutive 64-element units of the tile's BR rows: per W row WK x 128
 // contiguous bytes per stage.
 inline constexpr int kWsMaxStages = 16;
 inline constexpr int kWsSmemBytes = 200 * 1024;
 inline constexpr int kWsMaxWk = 8;
+// Ring depth by default. Device call ws-2 (graph replay, decode shapes, same process as cuBLASLt): 4 stages (64 KB of
+// W in flight per SM) against the full 8-11 stage ring (128-176 KB): 28672x4096 60.0 against 61.8 us, 37888x3584
+// 65.9 against 70.2, 4096x4096 11.4 against 12.8, and no shape slower by more than noise. More bytes in flight than
+// the DRAM needs only lengthened the queues (ncu, full ring: DRAM 77% against nvjet's 84-86%).
+inline constexpr int kWsDefaultStages = 4;
 // X box of a unit: exactly M rows (no L2 traffic for padding rows), placed in a 1024-byte aligned slot per 8 rows.
 constexpr int ws_stage_bytes(int wk, int m) { return wk * ((kBlockRowsMax / wk) * 128 + (m + 7) / 8 * 1024); }
 constexpr int ws_stages(int wk, int m) {
@@ -231,10 +236,12 @@ inline int ws_auto_wk(int64_t n, int64_t k, int sms) {
 }
 
 // Whether the untuned default hands M <= 16 to the persistent kernel (auto WK) before the register ring: layers of
-// at least 32M weights whose row tiles fill every round of the SMs to within 5%. Run 23 (graph replay): 28672x4096
-// (896 tiles of 32 rows, 7 rounds) 61 us against the register ring's 69; 37888x3584 69 against 74.5; 4096x14336
-// (128 tiles, one round) 31.7 against 32-35. Where the last round is 15% empty (3584x18944, 7168x8192: 112 or 224
-// tiles) the register ring was as fast or faster, and below 32M weights always faster.
+// at least 32M weights whose row tiles fill every round of the SMs to within 5%. Device call ws-1 (graph replay, full
+// ring): 28672x4096 (896 tiles of 32 rows, 7 rounds) 61 us against the register ring's 69; 37888x3584 69 against
+// 74.5; 4096x14336 (128 tiles, one round) 31.7 against 32-35; with the 4-stage ring (ws-2) 60.0, 65.9 and 32.1.
+// Where the last round is 15% empty (3584x18944, 7168x8192: 112 or 224 tiles) the register ring was as fast or
+// faster, and below 32M weights mostly faster (in ws-2 the 4-stage ws kernel won at 3584x3584 and 1280x8192; the
+// tuned table can take it there).
 inline bool ws_preferred(int64_t m, int64_t n, int64_t k, int sms) {
   if (m < 1 || m > 16 || n * k < (int64_t(32) << 20)) return false;
   const LaunchShape sh = ws_launch_shape(n, k, ws_auto_wk(n, k, sms), sms);

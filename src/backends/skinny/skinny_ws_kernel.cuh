@@ -2,9 +2,11 @@
 //
 // Why another kernel: Nsight Compute (run 22, 1x28672x4096) puts cuBLASLt's nvjet kernel at 85-86% of DRAM peak
 // with one persistent block per SM and a 12-stage (~192 KB) TMA ring, against 75% for the register ring (224
-// blocks, <= 32 KB of loads in flight per block) and about the same for skinny_tma (3 blocks per SM of 4 stages,
-// 224 blocks spread 1 or 2 per SM). Here each SM runs one block with a ring as deep as shared memory allows, and the
-// block walks row tiles tile = blockIdx.x + i * gridDim.x, so its producer never stops streaming at a tile edge.
+// blocks, <= 32 KB of loads in flight per block); skinny_tma (3 blocks per SM of 4 stages, 224 blocks spread 1 or 2
+// per SM) was no faster. Here each SM runs one block, and the block walks row tiles tile = blockIdx.x + i * gridDim.x,
+// so its producer never stops streaming at a tile edge and small row tiles (32 rows at 28672x4096: 896 tiles, 7
+// rounds) spread the rows over the SMs to within 3%. The ring depth is a launch parameter (skinny_config.h,
+// kWsDefaultStages): a deep ring was measured slower than 4 stages.
 //
 // Product and fragments as in skinny_tma_kernel.cuh (128B-swizzled boxes, ldmatrix, mma.m16n8k16). A tile is BR =
 // 128 / WK rows; its K is cut into 64-element units, and stage j of a tile holds units j * WK + wk (wk < WK) of the
@@ -12,9 +14,11 @@
 // ldmatrix also reads the stale rows M..8*NB-1 of the slot, which only feed accumulator columns that are never
 // stored (the mma's columns are independent).
 //
-// Copies per stage. Run 23 (graph replay, 28672x4096) ranked WK = 1 / 2 (one or two 2D W boxes of 128 / 64 rows
-// per stage) ahead of WK = 4 and far ahead of WK = 8 (eight 16-row boxes) once the row-tile imbalance is taken out,
-// so the number of bulk copies per byte matters, not only the bytes in flight. Stages made of WK full units are
+// Copies per stage. Device call ws-1 (graph replay, 28672x4096, unit-by-unit copies) ranked WK = 1 / 2 (one or two
+// 2D W boxes of 128 / 64 rows per stage) ahead of WK = 4 and far ahead of WK = 8 (eight 16-row boxes: 79.9 us
+// against 61.2 for WK = 4) once the row-tile imbalance is taken out, so the number of bulk copies per byte matters.
+// With whole-stage copies (ws-2) WK = 8 came to 63.0 us and 1280x8192 (auto, WK = 8) from 13.0 to 10.7 us; WK = 4
+// was within 3% either way (28672x4096 61.8 with, 60.8 without; 37888x3584 70.2 with, 68.0 without). Stages made of WK full units are
 // therefore fetched with two 3D copies (tp.w3, tp.x3: [unit][row][64] views of W and X): W lands as the same
 // [WK][BR][64] layout, X as [WK][M][64] rows packed one after another (row r = wk * M + m, swizzled by r & 7). A
 // stage that reaches the partial unit at the end of K is fetched unit by unit with the 2D maps, which zero-fill
