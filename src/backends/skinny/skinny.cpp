@@ -96,15 +96,16 @@ bool ws3_enabled() {
   return on;
 }
 
-// The persistent kernel's ring depth: kWsDefaultStages, or TGEMM_SKINNY_WS_STAGES=n (2..16, A/B timing of the bytes
-// in flight; shared memory may allow fewer).
-int ws_stage_cap() {
-  static const int cap = [] {
+// The persistent kernel's ring depth for M (skinny_config.h, kWsDefaultStages), or TGEMM_SKINNY_WS_STAGES=n (2..16,
+// every M; A/B timing of the bytes in flight). Shared memory may allow fewer (ws_stages).
+int ws_stage_cap(int64_t m) {
+  static const int env = [] {
     const char* e = std::getenv("TGEMM_SKINNY_WS_STAGES");
     const int v = e ? std::atoi(e) : 0;
-    return v >= 2 && v <= kWsMaxStages ? v : kWsDefaultStages;
+    return v >= 2 && v <= kWsMaxStages ? v : 0;
   }();
-  return cap;
+  if (env > 0) return env;
+  return m <= kWsShallowMaxM ? kWsDefaultStages : kWsMaxStages;
 }
 
 int device_sm_count() {
@@ -191,7 +192,7 @@ class SkinnyKernel final : public Kernel {
       // X box of exactly M rows; W box of the tile's rows; ring depth ws_stage_cap() where shared memory allows.
       tp.p = prm;
       tp.x_rows = int(p.m);
-      tp.stages = std::min(ws_stages(1 << sh.wk_log2, int(p.m)), ws_stage_cap());
+      tp.stages = std::min(ws_stages(1 << sh.wk_log2, int(p.m)), ws_stage_cap(p.m));
       CUresult r = encode_map(&tp.w, a.w, p.in_dtype, p.n, p.k, p.ldw, sh.block_rows);
       if (r == CUDA_SUCCESS) r = encode_map(&tp.x, a.x, p.in_dtype, p.m, p.k, p.ldx, int(p.m));
       if (r != CUDA_SUCCESS)

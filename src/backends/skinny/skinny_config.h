@@ -57,18 +57,24 @@ static_assert(tma_stages(kTmaMaxWk, 16) >= 2, "ring too shallow");
 static_assert(part_floats(16) * 4 <= tma_stage_bytes(1, 8) * 2, "the partial tiles reuse the ring");
 
 // Persistent warp-specialised variant (skinny_ws_kernel.cuh): one block per SM, a TMA ring of stages of 16 KB of W
-// (kWsDefaultStages of them unless TGEMM_SKINNY_WS_STAGES says otherwise; at most what kWsSmemBytes holds), blocks
+// (depth: kWsDefaultStages below, or TGEMM_SKINNY_WS_STAGES; at most what kWsSmemBytes holds), blocks
 // walk row tiles of BR = 128 / WK rows with stride gridDim. K stays inside the block (WK warps along K), so no cluster and no workspace; the row tile is
 // what balances the SMs. A stage holds WK consecutive 64-element units of the tile's BR rows: per W row WK x 128
 // contiguous bytes per stage.
 inline constexpr int kWsMaxStages = 16;
 inline constexpr int kWsSmemBytes = 200 * 1024;
 inline constexpr int kWsMaxWk = 8;
-// Ring depth by default. Device call ws-2 (graph replay, decode shapes, same process as cuBLASLt): 4 stages (64 KB of
-// W in flight per SM) against the full 8-11 stage ring (128-176 KB): 28672x4096 60.0 against 61.8 us, 37888x3584
-// 65.9 against 70.2, 4096x4096 11.4 against 12.8, and no shape slower by more than noise. More bytes in flight than
-// the DRAM needs only lengthened the queues (ncu, full ring: DRAM 77% against nvjet's 84-86%).
+// Ring depth by default: kWsDefaultStages for M <= kWsShallowMaxM, as deep as kWsSmemBytes allows (8-11 stages,
+// 128-176 KB of W) above. Device call ws-2 (graph replay, decode shapes, 120 ws timings): 4 stages (64 KB of W in
+// flight per SM) beat the full ring by > 2% on 60 of them and lost by > 2% on 14. At M <= 8 it won on the large layers
+// (28672x4096 M=1 60.0 against 61.8 us, 37888x3584 65.8 against 70.5, 4096x4096 11.4 against 12.8) and lost only at
+// 4608x3584 (auto, ~1 us); at M = 16 it lost on every large layer (28672x4096 63.2 against 61.2, 3584x18944 41.8
+// against 39.4, 4096x14336 33.6 against 32.0). M = 9..15 were not measured; they take the full ring like M = 16.
+// ncu of the full ring at M = 1 (DRAM 77% against nvjet's 84-86%) and the M <= 8 results read as more bytes in flight
+// than the DRAM needs only lengthening the queues; why M = 16 (an X box of 2 KB per unit beside 4 KB of W) wants the
+// deeper ring is not known.
 inline constexpr int kWsDefaultStages = 4;
+inline constexpr int kWsShallowMaxM = 8;
 // X box of a unit: exactly M rows (no L2 traffic for padding rows), placed in a 1024-byte aligned slot per 8 rows.
 constexpr int ws_stage_bytes(int wk, int m) { return wk * ((kBlockRowsMax / wk) * 128 + (m + 7) / 8 * 1024); }
 constexpr int ws_stages(int wk, int m) {
