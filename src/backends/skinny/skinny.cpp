@@ -4,6 +4,7 @@
 // that differ only in the split-K they launch with (a launch parameter), so the tuner can pick the split.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -22,6 +23,8 @@ const void* kernel_bf16(int max_m, bool vec);
 const void* kernel_fp16(int max_m, bool vec);
 const void* kernel_tma_bf16(int max_m);
 const void* kernel_tma_fp16(int max_m);
+const void* kernel_ws_bf16(int max_m);
+const void* kernel_ws_fp16(int max_m);
 
 namespace {
 
@@ -32,6 +35,8 @@ constexpr int kScalarMTile = 64;
 // 4 and 8 = 2 warps x 2 or 4 cluster blocks along K, the 4-8K-row layers).
 constexpr int kTmaMTile = 16;
 constexpr int kTmaFixedSplits[] = {1, 4, 8};
+// Persistent variant: M tile 16; the fixed splits are its WK (tiles of 128 / WK rows), beside auto.
+constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
 
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                    const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
@@ -64,6 +69,43 @@ CUresult encode_map(CUtensorMap* map, const void* ptr, DType dt, int64_t rows, i
   return enc(map, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
              const_cast<void*>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+// The 3D view [units][rows][64] of a [rows, cols] row-major 16-bit matrix: element (c, r, u) at ptr + r * ld + 64u + c,
+// `units` full 64-column units only (so no box reads past the last full unit); box 64 x box_rows x box_units, 128B
+// swizzle on its 128-byte rows.
+CUresult encode_map3(CUtensorMap* map, const void* ptr, DType dt, int64_t rows, int64_t units, int64_t ld, int box_rows,
+                     int box_units) {
+  const EncodeTiledFn enc = encode_tiled();
+  if (!enc) return CUDA_ERROR_NOT_SUPPORTED;
+  const cuuint64_t dims[3] = {cuuint64_t(kTmaUnitK), cuuint64_t(rows), cuuint64_t(units)};
+  const cuuint64_t strides[2] = {cuuint64_t(ld) * 2, cuuint64_t(kTmaUnitK) * 2};
+  const cuuint32_t box[3] = {cuuint32_t(kTmaUnitK), cuuint32_t(box_rows), cuuint32_t(box_units)};
+  const cuuint32_t estr[3] = {1, 1, 1};
+  return enc(map, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+             const_cast<void*>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+// TGEMM_SKINNY_WS3=0: the persistent kernel fetches every stage unit by unit with 2D copies (A/B timing).
+bool ws3_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("TGEMM_SKINNY_WS3");
+    return !(e && e[0] == '0');
+  }();
+  return on;
+}
+
+// The persistent kernel's ring depth for M (skinny_config.h, kWsDefaultStages), or TGEMM_SKINNY_WS_STAGES=n (2..16,
+// every M; A/B timing of the bytes in flight). Shared memory may allow fewer (ws_stages).
+int ws_stage_cap(int64_t m) {
+  static const int env = [] {
+    const char* e = std::getenv("TGEMM_SKINNY_WS_STAGES");
+    const int v = e ? std::atoi(e) : 0;
+    return v >= 2 && v <= kWsMaxStages ? v : 0;
+  }();
+  if (env > 0) return env;
+  return m <= kWsShallowMaxM ? kWsDefaultStages : kWsMaxStages;
 }
 
 int device_sm_count() {
@@ -105,6 +147,7 @@ class SkinnyKernel final : public Kernel {
   // The launch this kernel makes for `p` on a GPU with `sms` SMs (exposed for `explain` and tests).
   LaunchShape shape(const Problem& p, int sms) const {
     int split = cfg_.split_k;
+    if (cfg_.ws) return ws_launch_shape(p.n, p.k, split > 0 ? split : ws_auto_wk(p.n, p.k, sms), sms);
     if (cfg_.tma) return tma_launch_shape(p.n, p.k, split > 0 ? split : tma_auto_split(p.n, p.k, sms));
     if (split <= 0) split = auto_split(p.m, p.n, p.k, cfg_.max_wk(), sms, kBlocksPerSm, cfg_.depth());
     return launch_shape(p.n, p.k, split, cfg_.max_wk());
@@ -145,7 +188,41 @@ class SkinnyKernel final : public Kernel {
     lc.gridDim = dim3(unsigned(sh.blocks), 1, 1);
     lc.blockDim = dim3(kThreads, 1, 1);
     lc.dynamicSmemBytes = 0;
-    if (cfg_.tma) {
+    if (cfg_.ws) {
+      // X box of exactly M rows; W box of the tile's rows; ring depth ws_stage_cap() where shared memory allows.
+      tp.p = prm;
+      tp.x_rows = int(p.m);
+      tp.stages = std::min(ws_stages(1 << sh.wk_log2, int(p.m)), ws_stage_cap(p.m));
+      CUresult r = encode_map(&tp.w, a.w, p.in_dtype, p.n, p.k, p.ldw, sh.block_rows);
+      if (r == CUDA_SUCCESS) r = encode_map(&tp.x, a.x, p.in_dtype, p.m, p.k, p.ldx, int(p.m));
+      if (r != CUDA_SUCCESS)
+        return Status(StatusCode::cuda_error, name_ + ": cuTensorMapEncodeTiled failed (" + std::to_string(int(r)) + ")");
+      // Whole-stage 3D copies where K has at least one stage of full units; if the driver refuses the overlapping
+      // views the kernel falls back to unit-by-unit copies (same result, same order of sums).
+      const int wk = 1 << sh.wk_log2;
+      tp.kfull = int(p.k / kTmaUnitK);
+      tp.use3 = 0;
+      if (ws3_enabled() && tp.kfull >= wk &&
+          encode_map3(&tp.w3, a.w, p.in_dtype, p.n, tp.kfull, p.ldw, sh.block_rows, wk) == CUDA_SUCCESS &&
+          encode_map3(&tp.x3, a.x, p.in_dtype, p.m, tp.kfull, p.ldx, int(p.m), wk) == CUDA_SUCCESS)
+        tp.use3 = 1;
+      const int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, int(p.m)) + 1024;
+      // The opt-in once per device (a driver call per launch is host time that plain launches pay).
+      int dev = -1;
+      if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        dev = -1;
+      }
+      const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;  // 0: not cached, opt in every launch
+      if (!bit || !(smem_opted_.load(std::memory_order_acquire) & bit)) {
+        cudaError_t e = cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, kWsSmemBytes);
+        if (e != cudaSuccess)
+          return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
+        smem_opted_.fetch_or(bit, std::memory_order_acq_rel);
+      }
+      lc.blockDim = dim3(kTmaThreads, 1, 1);
+      lc.dynamicSmemBytes = size_t(dyn);
+    } else if (cfg_.tma) {
       tp.p = prm;
       tp.x_rows = tma_x_rows(int(p.m), cfg_.max_m);
       tp.stages = tma_stages(1 << sh.wk_log2, tp.x_rows);
@@ -178,7 +255,7 @@ class SkinnyKernel final : public Kernel {
     }
     lc.attrs = na ? attr : nullptr;
     lc.numAttrs = na;
-    void* args[] = {cfg_.tma ? static_cast<void*>(&tp) : static_cast<void*>(&prm)};
+    void* args[] = {cfg_.tma || cfg_.ws ? static_cast<void*>(&tp) : static_cast<void*>(&prm)};
     cudaError_t e = cudaLaunchKernelExC(&lc, fn_, args);
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess)
@@ -193,6 +270,7 @@ class SkinnyKernel final : public Kernel {
   std::string name_;
   Limits limits_;
   const void* fn_;
+  mutable std::atomic<uint64_t> smem_opted_{0};  // persistent variant: devices whose smem opt-in is done
 };
 
 int mtile_index(int max_m) {
@@ -213,6 +291,7 @@ void add_skinny_kernels(BackendKernels& out) {
   struct Defaults {
     const Kernel* auto_vec[2][4] = {};
     const Kernel* scalar[2] = {};
+    const Kernel* ws_auto[2] = {};
   };
   auto defs = std::make_shared<Defaults>();
 
@@ -249,6 +328,21 @@ void add_skinny_kernels(BackendKernels& out) {
         out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
       }
     }
+    {
+      Config c;
+      c.in = dtypes[d];
+      c.max_m = skinny::kTmaMTile;
+      c.tma = true;
+      c.ws = true;
+      const void* fn = dtypes[d] == DType::bf16 ? skinny::kernel_ws_bf16(c.max_m) : skinny::kernel_ws_fp16(c.max_m);
+      auto k = std::make_unique<SkinnyKernel>(c, fn);
+      defs->ws_auto[d] = k.get();
+      out.kernels.push_back(std::move(k));
+      for (int sk : skinny::kWsFixedSplits) {
+        c.split_k = sk;
+        out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
+      }
+    }
     Config c;
     c.in = dtypes[d];
     c.max_m = skinny::kScalarMTile;
@@ -259,18 +353,22 @@ void add_skinny_kernels(BackendKernels& out) {
     out.kernels.push_back(std::move(k));
   }
 
-  // Untuned default for M <= 64: the 16-byte kernel with the smallest M tile (at least 16) that holds M (split
-  // chosen per problem), then the element-load kernel for what the 16-byte one cannot address (odd K / ld, unaligned).
+  // Untuned default for M <= 16: the 16-byte m16 kernel (split chosen per problem), then the element-load kernel for
+  // what the 16-byte one cannot address (odd K / ld, unaligned). Not above M = 16: the m32 / m64 tiles lost to the
+  // best sm90 kernel at M = 32 and 64 on every decode layer in run 18's tuning (up to 4x; `docs/decode_report.md`,
+  // crossover table) and Nsight Compute (run 22) put skinny_bf16_m64 at 489 us against cuBLASLt's 60 us at
+  // 64x28672x4096, so those M go to the sm90 / cuBLASLt defaults. The m32 / m64 kernels stay registered for the tuner.
   out.defaults = [defs](const Problem& p) -> std::vector<const Kernel*> {
-    if (p.m < 1 || p.m > 64 || p.n < 1 || p.k < 1) return {};
+    if (p.m < 1 || p.m > 16 || p.n < 1 || p.k < 1) return {};
     int d = -1;
     if (p.in_dtype == DType::bf16) d = 0;
     if (p.in_dtype == DType::fp16) d = 1;
     if (d < 0) return {};
     // M <= 8 also takes the m16 tile: its shallower load batches (depth 4 against 8) streamed W faster on the
     // H200 at every decode shape measured under graph replay (issue 4); rows past M add no W traffic.
-    const int t = p.m <= 16 ? 1 : p.m <= 32 ? 2 : 3;
+    const int t = 1;
     std::vector<const Kernel*> v;
+    if (defs->ws_auto[d] && skinny::ws_preferred(p.m, p.n, p.k, skinny::device_sm_count())) v.push_back(defs->ws_auto[d]);
     if (defs->auto_vec[d][t]) v.push_back(defs->auto_vec[d][t]);
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);
     return v;

@@ -56,12 +56,40 @@ constexpr int tma_stages(int wk, int x_rows) {
 static_assert(tma_stages(kTmaMaxWk, 16) >= 2, "ring too shallow");
 static_assert(part_floats(16) * 4 <= tma_stage_bytes(1, 8) * 2, "the partial tiles reuse the ring");
 
+// Persistent warp-specialised variant (skinny_ws_kernel.cuh): one block per SM, a TMA ring of stages of 16 KB of W
+// (depth: kWsDefaultStages below, or TGEMM_SKINNY_WS_STAGES; at most what kWsSmemBytes holds), blocks
+// walk row tiles of BR = 128 / WK rows with stride gridDim. K stays inside the block (WK warps along K), so no cluster and no workspace; the row tile is
+// what balances the SMs. A stage holds WK consecutive 64-element units of the tile's BR rows: per W row WK x 128
+// contiguous bytes per stage.
+inline constexpr int kWsMaxStages = 16;
+inline constexpr int kWsSmemBytes = 200 * 1024;
+inline constexpr int kWsMaxWk = 8;
+// Ring depth by default: kWsDefaultStages for M <= kWsShallowMaxM, as deep as kWsSmemBytes allows (8-11 stages,
+// 128-176 KB of W) above. Device call ws-2 (graph replay, decode shapes, 120 ws timings): 4 stages (64 KB of W in
+// flight per SM) beat the full ring by > 2% on 60 of them and lost by > 2% on 14. At M <= 8 it won on the large layers
+// (28672x4096 M=1 60.0 against 61.8 us, 37888x3584 65.8 against 70.5, 4096x4096 11.4 against 12.8) and lost only at
+// 4608x3584 (auto, ~1 us); at M = 16 it lost on every large layer (28672x4096 63.2 against 61.2, 3584x18944 41.8
+// against 39.4, 4096x14336 33.6 against 32.0). M = 9..15 were not measured; they take the full ring like M = 16.
+// ncu of the full ring at M = 1 (DRAM 77% against nvjet's 84-86%) and the M <= 8 results read as more bytes in flight
+// than the DRAM needs only lengthening the queues; why M = 16 (an X box of 2 KB per unit beside 4 KB of W) wants the
+// deeper ring is not known.
+inline constexpr int kWsDefaultStages = 4;
+inline constexpr int kWsShallowMaxM = 8;
+// X box of a unit: exactly M rows (no L2 traffic for padding rows), placed in a 1024-byte aligned slot per 8 rows.
+constexpr int ws_stage_bytes(int wk, int m) { return wk * ((kBlockRowsMax / wk) * 128 + (m + 7) / 8 * 1024); }
+constexpr int ws_stages(int wk, int m) {
+  const int st = (kWsSmemBytes - 1024) / ws_stage_bytes(wk, m);
+  return st < kWsMaxStages ? st : kWsMaxStages;
+}
+static_assert(ws_stages(kWsMaxWk, 16) >= 4, "ring too shallow");
+
 struct Config {
   DType in = DType::bf16;  // X and W (bf16 or fp16)
   int max_m = 8;           // M tile: 8, 16, 32 or 64 (runtime M <= max_m)
   int split_k = 0;         // total K slices T (1, 2, 4, ... 64); 0 = chosen per problem
   bool vec = true;         // 16-byte loads (aligned, ld % 8 == 0); false = element loads, any alignment
   bool tma = false;        // W and X through the bulk-copy ring (skinny_tma_kernel.cuh); implies vec
+  bool ws = false;         // persistent variant (skinny_ws_kernel.cuh); implies tma; split_k = WK (1..8)
 
   // The TMA ring's bytes in flight per block (~4 stages of 16 KB of W) expressed as the register ring's depth
   // (8 warps x 1 KB per step) for the time model.
@@ -74,7 +102,8 @@ struct Config {
     std::string s = "skinny_";
     s += in == DType::fp16 ? "fp16" : "bf16";
     s += "_m" + std::to_string(max_m);
-    if (tma) s += "_tma";
+    if (ws) s += "_ws";
+    else if (tma) s += "_tma";
     s += split_k > 0 ? "_sk" + std::to_string(split_k) : std::string("_skauto");
     if (!vec) s += "_scalar";
     s += "_i64";
@@ -93,7 +122,7 @@ struct Config {
     l.min_m = 1;
     l.max_m = max_m;
     // blockIdx.x = row_tile * S + rank < 2^31; a row tile is at least 16 rows (WK = 8), S <= 8.
-    l.tile_n = tma ? kBlockRowsMax / kTmaMaxWk : kWarpRows;
+    l.tile_n = ws ? kWarpRows : tma ? kBlockRowsMax / kTmaMaxWk : kWarpRows;
     l.max_n_tiles = (int64_t(1) << 31) / kMaxCluster - 1;
     l.in_dtypes = dtype_bit(in);
     l.out_dtypes = 0b111;
@@ -180,6 +209,50 @@ inline int tma_auto_split(int64_t n, int64_t k, int sms) {
   int split = 1;
   while (split < kTmaMaxWk * kMaxCluster && units >= 2 * split && tma_launch_shape(n, k, split).blocks < sms) split *= 2;
   return split;
+}
+
+// The persistent kernel's layout for (N, K) with WK warps along K: tiles of BR = 128 / WK rows, K in 64-element
+// units (k_steps), grid = min(tiles, sms) blocks (blocks = grid, row_tiles = tiles; s = 1, sps unused).
+inline LaunchShape ws_launch_shape(int64_t n, int64_t k, int wk, int sms) {
+  LaunchShape sh = split_layout(n, wk, kWsMaxWk);
+  sh.k_steps = (k + kTmaUnitK - 1) / kTmaUnitK;
+  sh.sps = sh.k_steps;
+  sh.blocks = sh.row_tiles < sms ? sh.row_tiles : sms;
+  return sh;
+}
+
+// The persistent kernel's "auto" WK. Each block streams rounds x BR rows of K; the SMs share the DRAM rate, and an
+// SM whose neighbours are idle is assumed to pull at most 1.5x its fair share. Time in units of (fair-share rate):
+// rounds * BR / min(1.5, sms / active). Among WKs within 3% of the best, the largest tile (least X traffic: an X
+// box of M rows per BR rows of W).
+inline int ws_auto_wk(int64_t n, int64_t k, int sms) {
+  double t[4];
+  double best = 1e30;
+  for (int i = 0; i < 4; ++i) {
+    const LaunchShape sh = ws_launch_shape(n, k, 1 << i, sms);
+    const int64_t rounds = (sh.row_tiles + sms - 1) / sms;
+    double speed = double(sms) / double(sh.blocks);
+    if (speed > 1.5) speed = 1.5;
+    t[i] = double(rounds) * double(sh.block_rows) / speed;
+    if (t[i] < best) best = t[i];
+  }
+  for (int i = 0; i < 4; ++i)
+    if (t[i] <= best * 1.03) return 1 << i;
+  return 1;
+}
+
+// Whether the untuned default hands M <= 16 to the persistent kernel (auto WK) before the register ring: layers of
+// at least 32M weights whose row tiles fill every round of the SMs to within 5%. Device call ws-1 (graph replay, full
+// ring): 28672x4096 (896 tiles of 32 rows, 7 rounds) 61 us against the register ring's 69; 37888x3584 69 against
+// 74.5; 4096x14336 (128 tiles, one round) 31.7 against 32-35; with the 4-stage ring (ws-2) 60.0, 65.9 and 32.1.
+// Where the last round is 15% empty (3584x18944, 7168x8192: 112 or 224 tiles) the register ring was as fast or
+// faster, and below 32M weights mostly faster (in ws-2 the 4-stage ws kernel won at 3584x3584 and 1280x8192; the
+// tuned table can take it there).
+inline bool ws_preferred(int64_t m, int64_t n, int64_t k, int sms) {
+  if (m < 1 || m > 16 || n * k < (int64_t(32) << 20)) return false;
+  const LaunchShape sh = ws_launch_shape(n, k, ws_auto_wk(n, k, sms), sms);
+  const int64_t rounds = (sh.row_tiles + sms - 1) / sms;
+  return double(rounds) * double(sms) <= 1.05 * double(sh.row_tiles);
 }
 
 // Crude time model (microseconds) of one launch on an H200-class part, used only to pick T when the kernel's

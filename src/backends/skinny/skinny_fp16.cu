@@ -1,5 +1,5 @@
 // skinny backend: the fp16 instantiations (one file per input dtype so the two compile in parallel).
-#include "backends/skinny/skinny_tma_kernel.cuh"
+#include "backends/skinny/skinny_ws_kernel.cuh"
 
 namespace tgemm::skinny {
 
@@ -18,6 +18,11 @@ const void* kernel_fp16(int max_m, bool vec) {
 // The TMA variant: one M tile (16), the one the register kernel's default uses for M <= 16.
 const void* kernel_tma_fp16(int max_m) {
   return max_m == 16 ? reinterpret_cast<const void*>(&skinny_tma_kernel<__half, 16>) : nullptr;
+}
+
+// The persistent variant: M tile 16 (M <= 8 skips the second mma block at run time).
+const void* kernel_ws_fp16(int max_m) {
+  return max_m == 16 ? reinterpret_cast<const void*>(&skinny_ws_kernel<__half, 16>) : nullptr;
 }
 
 }  // namespace tgemm::skinny

@@ -14,6 +14,12 @@ struct TmaParams {  // 64-byte aligned through its CUtensorMap members
   Params p;       // k_steps / sps in 64-element units (tma_launch_shape)
   int stages = 0;       // ring depth (tma_stages)
   int x_rows = 0;       // rows of an X box (tma_x_rows)
+  // skinny_ws_kernel only: 3D views [K / 64 full units][rows][64] of W and X, so one copy fetches a whole stage
+  // (WK units x rows) of each; used for stages made of full 64-element units when use3 != 0.
+  int use3 = 0;
+  int kfull = 0;        // full 64-element units of K
+  CUtensorMap w3;
+  CUtensorMap x3;
 };
 
 }  // namespace tgemm::skinny

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One device call for the persistent skinny kernel (skinny_ws_kernel.cuh): build, then `tgemm bench` on
+# shapes/decode.csv with forced kernels beside cuBLASLt (graph replay; A/B runs with TGEMM_SKINNY_WS3=0 and a capped
+# ring; plain launches), the untuned default (an empty table), the GPU kernel tests, and optional ncu cases.
+#   WS_GRAPH=k1,k2 WS_AB=k1 WS_PLAIN=k1,k2 WS_DEFAULT=1 WS_TESTS=1 WS_NCU="1,28672,4096,False|k" \
+#     bash scripts/dev/skinny_ws_device.sh        (carry .deps; logs in $OUT/ws_logs.tgz)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+FINAL=${OUT:-/tmp/tgemm_out}
+D=/tmp/ws_logs; rm -rf $D; mkdir -p $D "$FINAL"
+trap 'tar czf "$FINAL/ws_logs.tgz" -C $D .' EXIT
+export PATH=/usr/local/cuda/bin:$PATH
+t0=$(date +%s)
+el() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s" | tee -a $D/times.txt; }
+GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
+cmake -S . -B build-dev $GEN -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_GTEST_SOURCE="$PWD/.deps/googletest" \
+  -DTGEMM_BUILD_PYTHON=OFF > $D/build.log 2>&1 && cmake --build build-dev -j 16 >> $D/build.log 2>&1 || { tail -30 $D/build.log; exit 1; }
+el build 0
+B=./build-dev/tgemm
+S=${WS_SHAPES:-shapes/decode.csv}
+IT=${WS_ITERS:-15}
+bench() {  # name timeout env... -- args
+  local name=$1 to=$2; shift 2
+  timeout -s KILL $to env "$@" --csv $D/$name.csv > $D/$name.log 2>&1; el $name $?
+}
+[ -n "${WS_GRAPH:-}" ] && bench graph 40 $B bench -i $S --timing graph --iters $IT --kernel "$WS_GRAPH"
+[ -n "${WS_AB:-}" ] && bench graph_no3d 25 TGEMM_SKINNY_WS3=0 $B bench -i $S --no-ceilings --timing graph --iters $IT --kernel "$WS_AB"
+[ -n "${WS_AB:-}" ] && bench graph_st4 25 TGEMM_SKINNY_WS_STAGES=4 $B bench -i $S --no-ceilings --timing graph --iters $IT --kernel "$WS_AB"
+[ -n "${WS_PLAIN:-}" ] && bench plain 30 $B bench -i $S --no-ceilings --timing plain --iters $IT --kernel "$WS_PLAIN"
+if [ -n "${WS_DEFAULT:-}" ]; then  # the untuned default: an empty table, mm only
+  bench default_graph 25 TGEMM_CONFIG=scripts/dev/skinny_empty_table.csv $B bench -i $S --timing graph --iters $IT
+  bench default_plain 25 TGEMM_CONFIG=scripts/dev/skinny_empty_table.csv $B bench -i $S --no-ceilings --timing plain --iters $IT
+fi
+if [ -n "${WS_TESTS:-}" ]; then
+  timeout -s KILL ${WS_T0:-70} ./build-dev/tests/tgemm_gpu_tests --gtest_color=no ${WS_GTEST:---gtest_filter=Kernels.*} > $D/gpu_tests.log 2>&1
+  el tests $?
+  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure|checked" $D/gpu_tests.log | head -20
+fi
+if [ -n "${WS_NCU:-}" ]; then
+  NCU_CASES="$WS_NCU" timeout -s KILL ${WS_T3:-30} bash scripts/dev/ncu_profile.sh build-dev $D; el ncu $?
+fi
+grep -hE "ceilings|FAILED|not close|error" $D/*.log | head -8

@@ -1,0 +1,215 @@
+// skinny backend: the persistent, warp-specialised variant. Included by the per-dtype instantiation files only.
+//
+// Why another kernel: Nsight Compute (run 22, 1x28672x4096) puts cuBLASLt's nvjet kernel at 85-86% of DRAM peak
+// with one persistent block per SM and a 12-stage (~192 KB) TMA ring, against 75% for the register ring (224
+// blocks, <= 32 KB of loads in flight per block); skinny_tma (3 blocks per SM of 4 stages, 224 blocks spread 1 or 2
+// per SM) was no faster. Here each SM runs one block, and the block walks row tiles tile = blockIdx.x + i * gridDim.x,
+// so its producer never stops streaming at a tile edge and small row tiles (32 rows at 28672x4096: 896 tiles, 7
+// rounds) spread the rows over the SMs to within 3%. The ring depth is a launch parameter (skinny_config.h,
+// kWsDefaultStages): at M <= 8 a 4-stage ring was measured faster than the deepest one, at M = 16 slower.
+//
+// Product and fragments as in skinny_tma_kernel.cuh (128B-swizzled boxes, ldmatrix, mma.m16n8k16). A tile is BR =
+// 128 / WK rows; its K is cut into 64-element units, and stage j of a tile holds units j * WK + wk (wk < WK) of the
+// tile's rows, consumed by the warps with that wk (WN = 8 / WK warps of 16 rows each). X boxes carry exactly M rows:
+// ldmatrix also reads the stale rows M..8*NB-1 of the slot, which only feed accumulator columns that are never
+// stored (the mma's columns are independent).
+//
+// Copies per stage. Device call ws-1 (graph replay, 28672x4096, unit-by-unit copies) ranked WK = 1 / 2 (one or two
+// 2D W boxes of 128 / 64 rows per stage) ahead of WK = 4 and far ahead of WK = 8 (eight 16-row boxes: 79.9 us
+// against 61.2 for WK = 4) once the row-tile imbalance is taken out, so the number of bulk copies per byte matters.
+// With whole-stage copies (ws-2) WK = 8 came to 63.0 us and 1280x8192 (auto, WK = 8) from 13.0 to 10.7 us; WK = 4
+// was within 3% either way (28672x4096 61.8 with, 60.8 without; 37888x3584 70.2 with, 68.0 without). Stages made of WK full units are
+// therefore fetched with two 3D copies (tp.w3, tp.x3: [unit][row][64] views of W and X): W lands as the same
+// [WK][BR][64] layout, X as [WK][M][64] rows packed one after another (row r = wk * M + m, swizzled by r & 7). A
+// stage that reaches the partial unit at the end of K is fetched unit by unit with the 2D maps, which zero-fill
+// past K; there X unit wk sits in its own 1024-byte slot.
+//
+// Reduction, fixed order, per tile: the consumer warps write their 16 x M partials to shared memory, sum them in
+// warp order (wk = 0, 1, ...), add bias and store. Only the 256 consumer threads take part (named barrier 1), so
+// the producer keeps filling the ring with the next tile meanwhile.
+#pragma once
+
+#include "backends/skinny/skinny_tma_kernel.cuh"
+
+namespace tgemm::skinny {
+
+namespace dev {
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+      ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+
+// Barrier over the 8 consumer warps only (the producer warp never arrives at it).
+__device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
+}  // namespace dev
+
+// Grid: min(row tiles, SMs) blocks of kTmaThreads threads, one per SM (dynamic shared memory
+// stages * ws_stage_bytes(WK, M) + 1024 and the static partial tile).
+template <class T, int MT>
+__global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
+  static_assert(MT % 8 == 0 && MT >= 8 && MT <= 16, "M tile");
+  constexpr int NB = MT / 8;
+  const Params& p = tp.p;
+  extern __shared__ unsigned char smem_dyn[];
+  __shared__ uint64_t bars[2 * kWsMaxStages];  // full[0..stages), empty[kWsMaxStages..)
+  __shared__ float part[part_floats(MT)];
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int wkl = p.wk_log2;
+  const int WK = 1 << wkl;
+  const int wk = warp & (WK - 1);
+  const int wn = (warp >> wkl) & ((kWarps >> wkl) - 1);
+  const int brl = 7 - wkl;
+  const int BR = 1 << brl;
+  const int BRP = BR + kPartPad;
+  const int m = p.m;
+  const int ST = tp.stages;
+  const int64_t tiles = (p.n + BR - 1) / BR;
+  const int64_t ku = p.k_steps;                 // 64-element units of K
+  const int64_t spt = (ku + WK - 1) >> wkl;     // stages per tile
+  const uint32_t wbytes = uint32_t(BR) * 128;
+  const uint32_t xbytes = uint32_t(m) * 128;    // what the X box brings
+  const uint32_t xslot = uint32_t((m + 7) / 8) * 1024;
+  const uint32_t stage_bytes = uint32_t(WK) * (wbytes + xslot);
+  const uint32_t ring = (dev::smem_u32(smem_dyn) + 1023u) & ~1023u;
+  const uint32_t full0 = dev::smem_u32(&bars[0]), empty0 = dev::smem_u32(&bars[kWsMaxStages]);
+  const bool producer = warp == kWarps;
+
+  if (producer && lane == 0) {
+    for (int i = 0; i < ST; ++i) {
+      dev::mbar_init(full0 + 8 * i, 1);
+      dev::mbar_init(empty0 + 8 * i, kWarps);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.w) : "memory");
+    asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.x) : "memory");
+    // Before the PDL wait only L2 prefetches of the first tile's W (see skinny_tma_kernel.cuh).
+    const int64_t pre = min(int64_t(ST) * WK, ku);
+    for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int(u * kTmaUnitK), int(int64_t(blockIdx.x) * BR));
+  }
+  dev::pdl_launch_dependents();
+  dev::pdl_wait();
+  __syncthreads();  // barriers initialized
+
+  if (producer) {
+    if (lane == 0) {
+      int slot = 0;
+      uint32_t phase = 0;
+      int64_t it = 0;
+      for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int row0 = int(tile * BR);
+        for (int64_t j = 0; j < spt; ++j, ++it) {
+          if (it >= ST) dev::mbar_wait(empty0 + 8 * slot, phase ^ 1u);
+          const uint32_t full = full0 + 8 * slot;
+          const int64_t u0 = j * WK;
+          const int units = int(min(int64_t(WK), ku - u0));
+          const uint32_t st = ring + uint32_t(slot) * stage_bytes;
+          if (tp.use3 && u0 + WK <= tp.kfull) {
+            dev::mbar_expect_tx(full, uint32_t(WK) * (wbytes + xbytes));
+            dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
+            dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
+          } else {
+          dev::mbar_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
+          for (int q = 0; q < units; ++q) {
+            const int kc = int((u0 + q) * kTmaUnitK);
+            dev::tma_load_2d(st + q * wbytes, &tp.w, kc, row0, full);
+            dev::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, kc, 0, full);
+          }
+          }
+          if (++slot == ST) {
+            slot = 0;
+            phase ^= 1u;
+          }
+        }
+      }
+    }
+    __syncwarp();
+    return;  // the consumers' named barriers do not count this warp
+  }
+
+  const uint32_t sw = lane & 7;
+  const uint32_t a_row = uint32_t(wn * kWarpRows + (lane & 15)) * 128;
+  const uint32_t a_hi = uint32_t(lane >> 4);
+  const uint32_t b_row = uint32_t(lane & 7) * 128;
+  const uint32_t b_hi = uint32_t(lane >> 3);
+  const uint32_t rx = uint32_t(wk * m + (lane & 7));  // packed X row of this lane in a 3D-fetched stage
+  int slot = 0;
+  uint32_t phase = 0;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    float acc[NB][4];
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb) acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.f;
+    for (int64_t j = 0; j < spt; ++j) {
+      const bool live = j * WK + wk < ku;  // warp-uniform
+      const bool packed = tp.use3 && j * WK + WK <= tp.kfull;  // the producer's choice for this stage
+      dev::mbar_wait(full0 + 8 * slot, phase);
+      const uint32_t ws = ring + uint32_t(slot) * stage_bytes + uint32_t(wk) * wbytes;
+      const uint32_t xr = ring + uint32_t(slot) * stage_bytes + uint32_t(WK) * wbytes;
+      // Row (lane & 7) of M-block nb: its base and the swizzle term (row & 7) in either layout.
+      const uint32_t xs = packed ? xr + rx * 128 : xr + uint32_t(wk) * xslot + b_row;
+      const uint32_t xsw = packed ? (rx & 7) : sw;
+      uint32_t a[4][4];
+      uint32_t b[NB][2][4];
+      if (live) {
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) dev::ldsm_x4(a[kk], ws + a_row + (((2 * kk + a_hi) ^ sw) << 4));
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb) {
+          if (nb > 0 && nb * 8 >= m) break;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) dev::ldsm_x4(b[nb][h], xs + nb * 1024 + (((4 * h + b_hi) ^ xsw) << 4));
+        }
+      }
+      __syncwarp();
+      if (lane == 0) dev::mbar_arrive(empty0 + 8 * slot);  // fragments are in registers: the slot may refill
+      if (live) {
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb) {
+          if (nb > 0 && nb * 8 >= m) break;
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk)
+            dev::mma16816<T>(acc[nb], a[kk][0], a[kk][1], a[kk][2], a[kk][3], b[nb][kk >> 1][2 * (kk & 1)],
+                             b[nb][kk >> 1][2 * (kk & 1) + 1]);
+        }
+      }
+      if (++slot == ST) {
+        slot = 0;
+        phase ^= 1u;
+      }
+    }
+
+    // This tile's partials -> part[wk][mm][row] (rows padded to BRP floats), then the fixed-order sum.
+    const int64_t n0 = tile * BR;
+    {
+      float* mine = part + (wk * MT) * BRP;
+      const int r0 = wn * kWarpRows + g;
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+        if (nb > 0 && nb * 8 >= m) break;
+        const int mm = nb * 8 + 2 * t;
+        mine[mm * BRP + r0] = acc[nb][0];
+        mine[(mm + 1) * BRP + r0] = acc[nb][1];
+        mine[mm * BRP + r0 + 8] = acc[nb][2];
+        mine[(mm + 1) * BRP + r0 + 8] = acc[nb][3];
+      }
+    }
+    dev::consumer_sync();
+    const int total = m * BR;
+    for (int idx = tid; idx < total; idx += kThreads) {
+      const int mm = idx >> brl, r = idx & (BR - 1);
+      const int64_t n = n0 + r;
+      if (n >= p.n) continue;
+      float v = part[mm * BRP + r];
+      for (int q = 1; q < WK; ++q) v += part[(q * MT + mm) * BRP + r];
+      if (p.bias_kind) v += dev::load_bias<T>(p.bias, p.bias_kind, n);
+      dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + n, v);
+    }
+    dev::consumer_sync();  // part is rewritten by the next tile
+  }
+}
+
+}  // namespace tgemm::skinny
