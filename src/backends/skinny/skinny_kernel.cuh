@@ -174,6 +174,29 @@ __device__ __forceinline__ void store_y(void* y, int out, int64_t off, float v) 
   }
 }
 
+// A warp's 16 x (8 NB) partial tile -> part[wk][m][row], rows padded to `brp` floats (mma.sync's C layout: thread
+// (g, t) holds rows g and g + 8 of columns 2t and 2t + 1 of each 8-column block).
+template <int NB>
+__device__ __forceinline__ void write_partials(float* part, const float (&acc)[NB][4], int brp, int wk, int r0, int t, int m) {
+  float* mine = part + (wk * NB * 8) * brp;
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb) {
+    if (nb > 0 && nb * 8 >= m) break;
+    const int mm = nb * 8 + 2 * t;
+    mine[mm * brp + r0] = acc[nb][0];
+    mine[(mm + 1) * brp + r0] = acc[nb][1];
+    mine[mm * brp + r0 + 8] = acc[nb][2];
+    mine[(mm + 1) * brp + r0 + 8] = acc[nb][3];
+  }
+}
+
+// Output (mm, r) summed over the `wks` warp tiles in warp order: the same bits whichever thread sums.
+__device__ __forceinline__ float sum_partials(const float* part, int brp, int mt, int wks, int mm, int r) {
+  float v = part[mm * brp + r];
+  for (int q = 1; q < wks; ++q) v += part[(q * mt + mm) * brp + r];
+  return v;
+}
+
 // The block's fixed-order reduction and the epilogue, shared by both kernels: each warp's 16 x MT partial tile
 // goes to part[wk][m][row] (rows padded to BRP floats); the block sums its WK tiles in warp order; with S > 1 the
 // S blocks of the cluster sum their block tiles in rank order through distributed shared memory; then bias and
@@ -191,19 +214,7 @@ __device__ __forceinline__ void reduce_store(float* part, const float (&acc)[MT 
   const int S = p.s;
   const int m = p.m;
   // Partial tile of this warp -> part[wk][m][row], rows padded to BRP floats.
-  if (worker) {
-    float* mine = part + (wk * MT) * BRP;
-    const int r0 = wn * kWarpRows + g;
-#pragma unroll
-    for (int nb = 0; nb < NB; ++nb) {
-      if (nb > 0 && nb * 8 >= m) break;
-      const int mm = nb * 8 + 2 * t;
-      mine[mm * BRP + r0] = acc[nb][0];
-      mine[(mm + 1) * BRP + r0] = acc[nb][1];
-      mine[mm * BRP + r0 + 8] = acc[nb][2];
-      mine[(mm + 1) * BRP + r0 + 8] = acc[nb][3];
-    }
-  }
+  if (worker) write_partials<NB>(part, acc, BRP, wk, wn * kWarpRows + g, t, m);
   __syncthreads();
 
   const int total = m * BR;
@@ -213,17 +224,14 @@ __device__ __forceinline__ void reduce_store(float* part, const float (&acc)[MT 
       const int mm = idx >> brl, r = idx & (BR - 1);
       const int64_t n = n0 + r;
       if (n >= p.n) continue;
-      float v = part[mm * BRP + r];
-      for (int q = 1; q < WK; ++q) v += part[(q * MT + mm) * BRP + r];
+      float v = sum_partials(part, BRP, MT, WK, mm, r);
       if (p.bias_kind) v += dev::load_bias<T>(p.bias, p.bias_kind, n);
       dev::store_y<VEC>(p.y, out, int64_t(mm) * p.ldy + n, v);
     }
   } else {
     for (int idx = tid; worker && idx < total; idx += kThreads) {
       const int mm = idx >> brl, r = idx & (BR - 1);
-      float v = part[mm * BRP + r];
-      for (int q = 1; q < WK; ++q) v += part[(q * MT + mm) * BRP + r];
-      part[mm * BRP + r] = v;  // this block's sum, in place of warp 0's tile (only this thread reads it)
+      part[mm * BRP + r] = sum_partials(part, BRP, MT, WK, mm, r);  // this block's sum, in place of warp 0's tile (only this thread reads it)
     }
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();

@@ -69,6 +69,20 @@ __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
                : "r"(addr));
 }
 
+// One 64-wide k-step from ldmatrix fragments: a[kk] is the warp's 16 W rows x 16 k of k16 step kk, b[nb][h] the
+// X fragments of rows 8 nb.. 8 nb + 7 (two k32 halves); blocks of X rows at or past m are skipped.
+template <class T, int NB>
+__device__ __forceinline__ void mma_fragments(float (&acc)[NB][4], const uint32_t (&a)[4][4], const uint32_t (&b)[NB][2][4],
+                                              int m) {
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb) {
+    if (nb > 0 && nb * 8 >= m) break;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      mma16816<T>(acc[nb], a[kk][0], a[kk][1], a[kk][2], a[kk][3], b[nb][kk >> 1][2 * (kk & 1)], b[nb][kk >> 1][2 * (kk & 1) + 1]);
+  }
+}
+
 }  // namespace dev
 
 // Grid: blocks_x = row_tiles * S (cluster (S, 1, 1) when S > 1), kTmaThreads threads, dynamic shared memory
@@ -182,16 +196,7 @@ __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kerne
       }
       __syncwarp();
       if (lane == 0) dev::mbar_arrive(empty0 + 8 * slot);  // fragments are in registers: the slot may refill
-      if (live) {
-#pragma unroll
-        for (int nb = 0; nb < NB; ++nb) {
-          if (nb > 0 && nb * 8 >= m) break;
-#pragma unroll
-          for (int kk = 0; kk < 4; ++kk)
-            dev::mma16816<T>(acc[nb], a[kk][0], a[kk][1], a[kk][2], a[kk][3], b[nb][kk >> 1][2 * (kk & 1)],
-                             b[nb][kk >> 1][2 * (kk & 1) + 1]);
-        }
-      }
+      if (live) dev::mma_fragments<T, NB>(acc, a, b, m);
       if (++slot == ST) {
         slot = 0;
         phase ^= 1u;

@@ -166,16 +166,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       }
       __syncwarp();
       if (lane == 0) dev::mbar_arrive(empty0 + 8 * slot);  // fragments are in registers: the slot may refill
-      if (live) {
-#pragma unroll
-        for (int nb = 0; nb < NB; ++nb) {
-          if (nb > 0 && nb * 8 >= m) break;
-#pragma unroll
-          for (int kk = 0; kk < 4; ++kk)
-            dev::mma16816<T>(acc[nb], a[kk][0], a[kk][1], a[kk][2], a[kk][3], b[nb][kk >> 1][2 * (kk & 1)],
-                             b[nb][kk >> 1][2 * (kk & 1) + 1]);
-        }
-      }
+      if (live) dev::mma_fragments<T, NB>(acc, a, b, m);
       if (++slot == ST) {
         slot = 0;
         phase ^= 1u;
@@ -184,27 +175,14 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
 
     // This tile's partials -> part[wk][mm][row] (rows padded to BRP floats), then the fixed-order sum.
     const int64_t n0 = tile * BR;
-    {
-      float* mine = part + (wk * MT) * BRP;
-      const int r0 = wn * kWarpRows + g;
-#pragma unroll
-      for (int nb = 0; nb < NB; ++nb) {
-        if (nb > 0 && nb * 8 >= m) break;
-        const int mm = nb * 8 + 2 * t;
-        mine[mm * BRP + r0] = acc[nb][0];
-        mine[(mm + 1) * BRP + r0] = acc[nb][1];
-        mine[mm * BRP + r0 + 8] = acc[nb][2];
-        mine[(mm + 1) * BRP + r0 + 8] = acc[nb][3];
-      }
-    }
+    dev::write_partials<NB>(part, acc, BRP, wk, wn * kWarpRows + g, t, m);
     dev::consumer_sync();
     const int total = m * BR;
     for (int idx = tid; idx < total; idx += kThreads) {
       const int mm = idx >> brl, r = idx & (BR - 1);
       const int64_t n = n0 + r;
       if (n >= p.n) continue;
-      float v = part[mm * BRP + r];
-      for (int q = 1; q < WK; ++q) v += part[(q * MT + mm) * BRP + r];
+      float v = dev::sum_partials(part, BRP, MT, WK, mm, r);
       if (p.bias_kind) v += dev::load_bias<T>(p.bias, p.bias_kind, n);
       dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + n, v);
     }
