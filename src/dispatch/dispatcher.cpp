@@ -328,9 +328,15 @@ Plan Dispatcher::make_plan(const Problem& p, const DeviceInfo& dev, const std::s
   std::string dnames;
   for (const Kernel* k : defaults) {
     dnames += (dnames.empty() ? "" : ", ") + k->name();
-    add(k, k->backend() == Backend::cublaslt ? "last resort" : "heuristic");
+    add(k, k->backend() == Backend::cublaslt ? "vendor" : "heuristic");
   }
   plan.chain.push_back("heuristic candidates: " + (dnames.empty() ? std::string("(none)") : dnames));
+  std::string fnames;
+  for (const Kernel* k : reg.fallbacks(p)) {
+    fnames += (fnames.empty() ? "" : ", ") + k->name();
+    add(k, "fallback");
+  }
+  if (!fnames.empty()) plan.chain.push_back("fallbacks (after cuBLASLt): " + fnames);
 
   std::string reasons;
   for (const Cand& c : cands) {

@@ -47,6 +47,14 @@ std::vector<const Kernel*> Registry::defaults(const Problem& p) const {
   return out;
 }
 
+std::vector<const Kernel*> Registry::fallbacks(const Problem& p) const {
+  std::vector<const Kernel*> out;
+  for (size_t i = 0; i + 1 < backends_.size(); ++i)
+    if (backends_[i].fallbacks)
+      for (const Kernel* k : backends_[i].fallbacks(p)) out.push_back(k);
+  return out;
+}
+
 std::vector<const Kernel*> kernels() { return Registry::get().all(); }
 
 const Kernel* find_kernel(const std::string& name) { return Registry::get().find(name); }

@@ -150,6 +150,23 @@ TEST(Plan, CublasLtIsTheLastResort) {
   EXPECT_EQ(pl.kernel->backend(), Backend::cublaslt) << joined(pl);
 }
 
+// 16 < M <= 64 goes to sm90 / cuBLASLt by default (skinny's m32 / m64 tiles lose there), but what neither can run
+// still runs: skinny is the fallback after cuBLASLt.
+TEST(Plan, SkinnyIsTheFallbackAfterCublasLtAboveM16) {
+  auto d = make_dispatcher();
+  Problem p;
+  p.m = 37, p.n = 53, p.k = 71, p.ldx = 71, p.ldw = 71, p.ldy = 53;
+  p.has_bias = true, p.bias_dtype = DType::fp32;  // cuBLASLt's bias epilogue refuses an fp32 bias for bf16 Y
+  Plan pl = d->make_plan(p, DeviceInfo{});
+  ASSERT_TRUE(pl.status.ok()) << joined(pl);
+  EXPECT_EQ(pl.kernel->backend(), Backend::skinny) << joined(pl);
+  EXPECT_EQ(pl.source, "fallback") << joined(pl);
+  p.has_bias = false;  // cuBLASLt can: it comes first
+  pl = d->make_plan(p, DeviceInfo{});
+  ASSERT_TRUE(pl.status.ok()) << joined(pl);
+  EXPECT_EQ(pl.kernel->backend(), Backend::cublaslt) << joined(pl);
+}
+
 TEST(PlanCache, ConcurrentThreadsGetOnePlanPerShape) {
   auto d = make_dispatcher();
   std::vector<Problem> shapes;

@@ -373,6 +373,18 @@ void add_skinny_kernels(BackendKernels& out) {
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);
     return v;
   };
+  // 16 < M <= 64: after cuBLASLt, the smallest 16-byte tile that holds M, then the element-load kernel, for what
+  // neither sm90 nor cuBLASLt can run (e.g. an fp32 bias with a 16-bit output and a leading dimension that is not
+  // a multiple of 8, GPU test Dispatch.MmMatchesHostReferenceOnOddShapes).
+  out.fallbacks = [defs](const Problem& p) -> std::vector<const Kernel*> {
+    if (p.m <= 16 || p.m > 64 || p.n < 1 || p.k < 1) return {};
+    const int d = p.in_dtype == DType::bf16 ? 0 : p.in_dtype == DType::fp16 ? 1 : -1;
+    if (d < 0) return {};
+    std::vector<const Kernel*> v;
+    if (const Kernel* k = defs->auto_vec[d][p.m <= 32 ? 2 : 3]) v.push_back(k);
+    if (defs->scalar[d]) v.push_back(defs->scalar[d]);
+    return v;
+  };
 }
 
 }  // namespace tgemm
