@@ -215,7 +215,7 @@ inline int tma_auto_split(int64_t n, int64_t k, int sms) {
 // units (k_steps), grid = min(tiles, sms) blocks (blocks = grid, row_tiles = tiles; s = 1, sps unused).
 inline LaunchShape ws_launch_shape(int64_t n, int64_t k, int wk, int sms) {
   LaunchShape sh = split_layout(n, wk, kWsMaxWk);
-  sh.k_steps = (k + kTmaUnitK - 1) / kTmaUnitK;
+  sh.k_steps = k / kTmaUnitK + (k % kTmaUnitK != 0);  // no k + 63: k may be any int64 here
   sh.sps = sh.k_steps;
   sh.blocks = sh.row_tiles < sms ? sh.row_tiles : sms;
   return sh;
@@ -249,7 +249,10 @@ inline int ws_auto_wk(int64_t n, int64_t k, int sms) {
 // faster, and below 32M weights mostly faster (in ws-2 the 4-stage ws kernel won at 3584x3584 and 1280x8192; the
 // tuned table can take it there).
 inline bool ws_preferred(int64_t m, int64_t n, int64_t k, int sms) {
-  if (m < 1 || m > 16 || n * k < (int64_t(32) << 20)) return false;
+  // Past TMA's 2^32 dimensions the kernel cannot run anyway (can_implement says so); below that the product is
+  // formed in double, so no size a caller passes can overflow here (UBSan, HostileProblems.MakePlanNeverCrashes).
+  if (m < 1 || m > 16 || n < 1 || k < 1 || n > (int64_t(1) << 32) || k > (int64_t(1) << 32)) return false;
+  if (double(n) * double(k) < double(int64_t(32) << 20)) return false;
   const LaunchShape sh = ws_launch_shape(n, k, ws_auto_wk(n, k, sms), sms);
   const int64_t rounds = (sh.row_tiles + sms - 1) / sms;
   return double(rounds) * double(sms) <= 1.05 * double(sh.row_tiles);
