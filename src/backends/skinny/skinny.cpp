@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -295,59 +296,43 @@ void add_skinny_kernels(BackendKernels& out) {
   };
   auto defs = std::make_shared<Defaults>();
 
+  // One family: the "auto" kernel (split chosen per problem) first, then one per fixed split it can launch.
+  auto add_family = [&out](Config c, const void* fn, std::span<const int> fixed) {
+    c.split_k = 0;
+    auto k = std::make_unique<SkinnyKernel>(c, fn);
+    const Kernel* auto_kernel = k.get();
+    out.kernels.push_back(std::move(k));
+    for (int sk : fixed) {
+      if (sk > c.max_split()) continue;
+      c.split_k = sk;
+      out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
+    }
+    return auto_kernel;
+  };
+
   const DType dtypes[2] = {DType::bf16, DType::fp16};
   for (int d = 0; d < 2; ++d) {
-    auto fn_of = [&](int max_m, bool vec) {
-      return dtypes[d] == DType::bf16 ? skinny::kernel_bf16(max_m, vec) : skinny::kernel_fp16(max_m, vec);
-    };
+    const bool bf16 = dtypes[d] == DType::bf16;
+    auto fn_of = [&](int max_m, bool vec) { return bf16 ? skinny::kernel_bf16(max_m, vec) : skinny::kernel_fp16(max_m, vec); };
+    Config base;
+    base.in = dtypes[d];
     for (int mt : skinny::kMTiles) {
-      const void* fn = fn_of(mt, true);
-      Config c;
-      c.in = dtypes[d];
+      Config c = base;
       c.max_m = mt;
       c.vec = true;
-      c.split_k = 0;
-      auto k = std::make_unique<SkinnyKernel>(c, fn);
-      defs->auto_vec[d][skinny::mtile_index(mt)] = k.get();
-      out.kernels.push_back(std::move(k));
-      for (int sk : skinny::kFixedSplits) {
-        if (sk > c.max_split()) continue;
-        c.split_k = sk;
-        out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
-      }
+      defs->auto_vec[d][skinny::mtile_index(mt)] = add_family(c, fn_of(mt, true), skinny::kFixedSplits);
     }
     {
-      Config c;
-      c.in = dtypes[d];
+      Config c = base;
       c.max_m = skinny::kTmaMTile;
       c.tma = true;
-      const void* fn = dtypes[d] == DType::bf16 ? skinny::kernel_tma_bf16(c.max_m) : skinny::kernel_tma_fp16(c.max_m);
-      out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
-      for (int sk : skinny::kTmaFixedSplits) {
-        c.split_k = sk;
-        out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
-      }
-    }
-    {
-      Config c;
-      c.in = dtypes[d];
-      c.max_m = skinny::kTmaMTile;
-      c.tma = true;
+      add_family(c, bf16 ? skinny::kernel_tma_bf16(c.max_m) : skinny::kernel_tma_fp16(c.max_m), skinny::kTmaFixedSplits);
       c.ws = true;
-      const void* fn = dtypes[d] == DType::bf16 ? skinny::kernel_ws_bf16(c.max_m) : skinny::kernel_ws_fp16(c.max_m);
-      auto k = std::make_unique<SkinnyKernel>(c, fn);
-      defs->ws_auto[d] = k.get();
-      out.kernels.push_back(std::move(k));
-      for (int sk : skinny::kWsFixedSplits) {
-        c.split_k = sk;
-        out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn));
-      }
+      defs->ws_auto[d] = add_family(c, bf16 ? skinny::kernel_ws_bf16(c.max_m) : skinny::kernel_ws_fp16(c.max_m), skinny::kWsFixedSplits);
     }
-    Config c;
-    c.in = dtypes[d];
+    Config c = base;
     c.max_m = skinny::kScalarMTile;
     c.vec = false;
-    c.split_k = 0;
     auto k = std::make_unique<SkinnyKernel>(c, fn_of(c.max_m, false));
     defs->scalar[d] = k.get();
     out.kernels.push_back(std::move(k));
