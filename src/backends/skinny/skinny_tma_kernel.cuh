@@ -83,6 +83,21 @@ __device__ __forceinline__ void mma_fragments(float (&acc)[NB][4], const uint32_
   }
 }
 
+// One k-step's products, then the slot's release. ldmatrix fills its registers asynchronously and
+// mbarrier.arrive does not wait for it (the SASS arrive carries no scoreboard wait on the LDSMs), so an arrive
+// issued right after the loads let the producer's TMA refill land before a delayed read: run 26 measured about
+// 1 wrong output in 8000 calls of the ws kernel alone on 8 host threads, and 1 in 10 beside other kernels
+// (ConcurrencyGpu.EightThreadsEightStreamsEveryBackend). The mma reads every fragment, so it waits for every
+// ldmatrix; arriving after it orders the release behind the reads.
+template <class T, int NB>
+__device__ __forceinline__ void mma_then_release(float (&acc)[NB][4], const uint32_t (&a)[4][4],
+                                                 const uint32_t (&b)[NB][2][4], int m, bool live, uint32_t empty,
+                                                 int lane) {
+  if (live) mma_fragments<T, NB>(acc, a, b, m);
+  __syncwarp();
+  if (lane == 0) mbar_arrive(empty);
+}
+
 }  // namespace dev
 
 // Grid: blocks_x = row_tiles * S (cluster (S, 1, 1) when S > 1), kTmaThreads threads, dynamic shared memory
@@ -194,9 +209,7 @@ __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kerne
           for (int h = 0; h < 2; ++h) dev::ldsm_x4(b[nb][h], xs + nb * 1024 + b_row + (((4 * h + b_hi) ^ sw) << 4));
         }
       }
-      __syncwarp();
-      if (lane == 0) dev::mbar_arrive(empty0 + 8 * slot);  // fragments are in registers: the slot may refill
-      if (live) dev::mma_fragments<T, NB>(acc, a, b, m);
+      dev::mma_then_release<T, NB>(acc, a, b, m, live, empty0 + 8 * slot, lane);
       if (++slot == ST) {
         slot = 0;
         phase ^= 1u;

@@ -164,9 +164,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
           for (int h = 0; h < 2; ++h) dev::ldsm_x4(b[nb][h], xs + nb * 1024 + (((4 * h + b_hi) ^ xsw) << 4));
         }
       }
-      __syncwarp();
-      if (lane == 0) dev::mbar_arrive(empty0 + 8 * slot);  // fragments are in registers: the slot may refill
-      if (live) dev::mma_fragments<T, NB>(acc, a, b, m);
+      dev::mma_then_release<T, NB>(acc, a, b, m, live, empty0 + 8 * slot, lane);
       if (++slot == ST) {
         slot = 0;
         phase ^= 1u;
