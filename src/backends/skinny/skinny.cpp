@@ -166,7 +166,11 @@ class SkinnyKernel final : public Kernel {
     int split = cfg_.split_k;
     if (cfg_.ws) {
       if (split > 0) return ws_launch_shape(p.n, p.k, split, sms);
-      if (!ws_split_enabled()) return ws_launch_shape(p.n, p.k, ws_auto_wk(p.n, p.k, sms, cfg_.max_wk()), sms);
+      // M tile 16 never splits across blocks: device call ws-3 (graph replay, forced split on / off) measured it
+      // slower wherever the model chose a split (1280x8192 M=1 12.6 against 9.7 us, M=16 16.4 against 10.5;
+      // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere.
+      if (cfg_.max_m <= 16 || !ws_split_enabled())
+        return ws_launch_shape(p.n, p.k, ws_auto_wk(p.n, p.k, sms, cfg_.max_wk()), sms);
       return ws_auto_shape(p.m, p.n, p.k, cfg_.max_wk(), sms);
     }
     if (cfg_.tma) return tma_launch_shape(p.n, p.k, split > 0 ? split : tma_auto_split(p.n, p.k, sms));
@@ -212,7 +216,9 @@ class SkinnyKernel final : public Kernel {
       // X box of exactly M rows; W box of the tile's rows; ring depth ws_stage_cap() where shared memory allows.
       tp.p = prm;
       tp.x_rows = int(p.m);
-      tp.stages = std::min(ws_stages(1 << sh.wk_log2, int(p.m), cfg_.max_m), ws_stage_cap(p.m));
+      // M tiles above 16 give every unit's X an MT-row slot (skinny_ws_kernel.cuh, kWide).
+      const int xm = cfg_.max_m > 16 ? cfg_.max_m : int(p.m);
+      tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       if (sh.s > 1) {
         const int64_t need = ws_workspace_bytes(sh, p.m);
         if (workspace == nullptr || int64_t(workspace_bytes) < need)
@@ -238,7 +244,7 @@ class SkinnyKernel final : public Kernel {
           encode_map3(&tp.w3, a.w, p.in_dtype, p.n, tp.kfull, p.ldw, sh.block_rows, wk) == CUDA_SUCCESS &&
           encode_map3(&tp.x3, a.x, p.in_dtype, p.m, tp.kfull, p.ldx, int(p.m), wk) == CUDA_SUCCESS)
         tp.use3 = 1;
-      const int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, int(p.m)) + 1024;
+      const int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, xm) + 1024;
       const int dyn_max = ws_smem_bytes(cfg_.max_m);
       // The opt-in once per device (a driver call per launch is host time that plain launches pay).
       int dev = -1;

@@ -258,7 +258,7 @@ inline int ws_auto_wk(int64_t n, int64_t k, int sms, int max_wk = kWsMaxWk) {
   return 1;
 }
 
-// Split across blocks (the "auto" ws kernels only). Where a WK leaves fewer row tiles than SMs (4096x4096: 32 tiles of
+// Split across blocks (the "auto" ws kernels of M tiles 32 and 64 only; skinny.cpp says why not M tile 16). Where a WK leaves fewer row tiles than SMs (4096x4096: 32 tiles of
 // 128 rows), S blocks take a tile's K in S ranges of whole stages; each writes its fp32 M x BR partial tile to the
 // workspace, and the last to arrive at the tile's counter sums the S partials in split order (same bits whichever
 // block arrives last), adds bias and stores.

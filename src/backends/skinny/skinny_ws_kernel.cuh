@@ -34,10 +34,15 @@
 // block that counts S sums the S slots in split order, adds bias and stores, so the bits do not depend on which block
 // arrives last.
 //
-// M tiles 32 and 64: the same loop with NB = 4 or 8 blocks of 8 X rows (WK <= 2, ws_max_wk).
+// M tiles 32 and 64 (kWide; WK <= 2, ws_max_wk): the consumers are two warpgroups, and each stage is multiplied with
+// wgmma m64nMTk16 (skinny_wgmma.cuh) straight from shared memory: WK = 1, warpgroup g takes rows 64g.. of the 128-row
+// unit; WK = 2, warpgroup g takes unit g of the 64-row tile. X of unit q sits in its own MT-row slot (the descriptor
+// needs 1024-byte aligned 8-row groups), fetched with a 2D copy of exactly M rows; rows M..MT-1 of the slot are stale
+// and feed only accumulator columns that are never stored, as with ldmatrix.
 #pragma once
 
 #include "backends/skinny/skinny_tma_kernel.cuh"
+#include "backends/skinny/skinny_wgmma.cuh"
 
 namespace tgemm::skinny {
 
@@ -57,8 +62,9 @@ __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;"
 // stages * ws_stage_bytes(WK, M) + 1024 and the static partial tile).
 template <class T, int MT>
 __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
-  static_assert(MT % 8 == 0 && MT >= 8 && MT <= 64, "M tile");
+  static_assert(MT == 8 || MT == 16 || MT == 32 || MT == 64, "M tile");
   constexpr int NB = MT / 8;
+  constexpr bool kWide = MT > 16;
   const Params& p = tp.p;
   extern __shared__ unsigned char smem_dyn[];
   __shared__ uint64_t bars[2 * kWsMaxStages];  // full[0..stages), empty[kWsMaxStages..)
@@ -70,8 +76,9 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const int g = lane >> 2, t = lane & 3;
   const int wkl = p.wk_log2;
   const int WK = 1 << wkl;
-  const int wk = warp & (WK - 1);
-  const int wn = (warp >> wkl) & ((kWarps >> wkl) - 1);
+  // Warp -> (K unit wk, 16-row block wn). kWide: by warpgroup (warps 4g..4g+3 share g's unit or rows).
+  const int wk = kWide ? (warp >> 2) & (WK - 1) : warp & (WK - 1);
+  const int wn = kWide ? (WK == 1 ? warp : warp & 3) : (warp >> wkl) & ((kWarps >> wkl) - 1);
   const int brl = 7 - wkl;
   const int BR = 1 << brl;
   const int BRP = BR + kPartPad;
@@ -84,7 +91,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const int64_t items = tiles * S;
   const uint32_t wbytes = uint32_t(BR) * 128;
   const uint32_t xbytes = uint32_t(m) * 128;    // what the X box brings
-  const uint32_t xslot = uint32_t((m + 7) / 8) * 1024;
+  const uint32_t xslot = kWide ? uint32_t(MT) * 128 : uint32_t((m + 7) / 8) * 1024;
   const uint32_t stage_bytes = uint32_t(WK) * (wbytes + xslot);
   const uint32_t ring = (dev::smem_u32(smem_dyn) + 1023u) & ~1023u;
   const uint32_t full0 = dev::smem_u32(&bars[0]), empty0 = dev::smem_u32(&bars[kWsMaxStages]);
@@ -124,7 +131,12 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
           if (tp.use3 && u0 + WK <= tp.kfull) {
             dev::mbar_expect_tx(full, uint32_t(WK) * (wbytes + xbytes));
             dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
-            dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
+            if constexpr (kWide) {
+              for (int q = 0; q < WK; ++q)
+                dev::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, int((u0 + q) * kTmaUnitK), 0, full);
+            } else {
+              dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
+            }
           } else {
           dev::mbar_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
           for (int q = 0; q < units; ++q) {
@@ -159,7 +171,28 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
 #pragma unroll
     for (int nb = 0; nb < NB; ++nb) acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.f;
     for (int64_t u0 = ub; u0 < ue; u0 += WK) {
-      const bool live = u0 + wk < ue;  // warp-uniform
+      const bool live = u0 + wk < ue;  // warp-uniform (warpgroup-uniform when kWide)
+      if constexpr (kWide) {
+        dev::mbar_wait(full0 + 8 * slot, phase);
+        if (live) {
+          const uint32_t st = ring + uint32_t(slot) * stage_bytes;
+          const uint64_t da = dev::wg_desc_sw128(st + uint32_t(wk) * wbytes + uint32_t(wn >> 2) * 64 * 128);
+          const uint64_t db = dev::wg_desc_sw128(st + uint32_t(WK) * wbytes + uint32_t(wk) * xslot);
+          dev::wg_fence();
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk)  // k16 step kk: 32 bytes further along each 128-byte swizzled row
+            dev::WsWgmma<MT, std::is_same_v<T, __nv_bfloat16>>::mma(acc, da + 2 * kk, db + 2 * kk, 1u);
+          dev::wg_commit();
+          dev::wg_wait_all();  // the slot's bytes are read and acc is final before the slot may refill
+        }
+        __syncwarp();
+        if (lane == 0) dev::mbar_arrive(empty0 + 8 * slot);
+        if (++slot == ST) {
+          slot = 0;
+          phase ^= 1u;
+        }
+        continue;
+      }
       const bool packed = tp.use3 && u0 + WK <= tp.kfull;  // the producer's choice for this stage
       dev::mbar_wait(full0 + 8 * slot, phase);
       const uint32_t ws = ring + uint32_t(slot) * stage_bytes + uint32_t(wk) * wbytes;
