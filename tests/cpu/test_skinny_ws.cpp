@@ -134,11 +134,23 @@ TEST(SkinnyWs, AutoShapeSplitsKOnlyWhereRowTilesAreFew) {
     EXPECT_EQ(sh.s, 1);
     EXPECT_EQ(1 << sh.wk_log2, ws_auto_wk(n, k, 132));
   }
-  // 4096x4096 at M = 64: 64 tiles of 64 rows, K in two splits of 32 units on 128 SMs.
-  const LaunchShape few = ws_auto_shape(64, 4096, 4096, 2, 132);
+  // K >= 8192 with few row tiles splits: 3584x18944 at M = 64, 56 tiles of 64 rows, K in two splits of 148 units on
+  // 112 SMs; 1280x8192, 20 tiles, five splits of 26 units (the last 24) on 100 SMs.
+  const LaunchShape few = ws_auto_shape(64, 3584, 18944, 2, 132);
+  EXPECT_EQ(few.wk_log2, 1);
   EXPECT_EQ(few.s, 2);
-  EXPECT_EQ(few.sps, 32);
-  EXPECT_EQ(few.blocks, 128);
+  EXPECT_EQ(few.sps, 148);
+  EXPECT_EQ(few.blocks, 112);
+  const LaunchShape fewer = ws_auto_shape(64, 1280, 8192, 2, 132);
+  EXPECT_EQ(fewer.s, 5);
+  EXPECT_EQ(fewer.sps, 26);
+  EXPECT_EQ(fewer.blocks, 100);
+  // K < 8192 never splits (ws-4: slower on 3584x3584, 4096x4096, 4608x3584 at every M): the WK of ws_auto_wk.
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {3584, 3584}, {4608, 3584}, {1031, 1048}}) {
+    const LaunchShape sh = ws_auto_shape(64, n, k, 2, 132);
+    EXPECT_EQ(sh.s, 1) << n << "x" << k;
+    EXPECT_EQ(1 << sh.wk_log2, ws_auto_wk(n, k, 132, 2)) << n << "x" << k;
+  }
 }
 
 TEST(SkinnyWs, AutoShapeIsSafeForHostileSizes) {

@@ -384,17 +384,16 @@ void add_skinny_kernels(BackendKernels& out) {
   // best sm90 kernel at M = 32 and 64 on every decode layer in run 18's tuning (up to 4x; `docs/decode_report.md`,
   // crossover table) and Nsight Compute (run 22) put skinny_bf16_m64 at 489 us against cuBLASLt's 60 us at
   // 64x28672x4096, so those M go to the sm90 / cuBLASLt defaults. The m32 / m64 kernels stay registered for the tuner.
+  //
+  // 16 < M <= 64: nothing before cuBLASLt either. Device call ws-4 (graph replay, the 12 decode layers at M = 32, 48,
+  // 64, every ws kernel of M tile 32 and 64, wgmma): the best of them reached 0.70-0.98x cuBLASLt, never 1.0x
+  // (scripts/dev/SKINNY_NOTES.md); they are the first fallbacks below.
   out.defaults = [defs](const Problem& p) -> std::vector<const Kernel*> {
-    if (p.m < 1 || p.m > 64 || p.n < 1 || p.k < 1) return {};
+    if (p.m < 1 || p.m > 16 || p.n < 1 || p.k < 1) return {};
     int d = -1;
     if (p.in_dtype == DType::bf16) d = 0;
     if (p.in_dtype == DType::fp16) d = 1;
     if (d < 0) return {};
-    if (p.m > 16) {  // the persistent kernel's M tile 32 / 64 where it measured ahead of cuBLASLt (ws_wide_preferred)
-      const Kernel* ws = defs->ws_auto[d][p.m <= 32 ? 1 : 2];
-      if (ws && skinny::ws_wide_preferred(p.m, p.n, p.k, skinny::device_sm_count())) return {ws};
-      return {};
-    }
     // M <= 8 also takes the m16 tile: its shallower load batches (depth 4 against 8) streamed W faster on the
     // H200 at every decode shape measured under graph replay (issue 4); rows past M add no W traffic.
     const int t = 1;
@@ -404,7 +403,9 @@ void add_skinny_kernels(BackendKernels& out) {
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);
     return v;
   };
-  // 16 < M <= 64: after cuBLASLt, the smallest persistent and register-ring tiles that hold M, then the element-load kernel, for what
+  // 16 < M <= 64: after cuBLASLt, the persistent kernel of M tile 64 (ws-4: at M = 32 it was as fast as the M tile 32 or
+  // faster on 9 of the 12 decode layers, e.g. 4096x14336 39.2 against 41.2 us; the register ring's m32 / m64 tiles
+  // 0.12-0.4x cuBLASLt), the smallest register-ring tile that holds M, then the element-load kernel, for what
   // neither sm90 nor cuBLASLt can run (e.g. an fp32 bias with a 16-bit output and a leading dimension that is not
   // a multiple of 8, GPU test Dispatch.MmMatchesHostReferenceOnOddShapes).
   out.fallbacks = [defs](const Problem& p) -> std::vector<const Kernel*> {
@@ -412,7 +413,7 @@ void add_skinny_kernels(BackendKernels& out) {
     const int d = p.in_dtype == DType::bf16 ? 0 : p.in_dtype == DType::fp16 ? 1 : -1;
     if (d < 0) return {};
     std::vector<const Kernel*> v;
-    if (const Kernel* k = defs->ws_auto[d][p.m <= 32 ? 1 : 2]) v.push_back(k);
+    if (const Kernel* k = defs->ws_auto[d][2]) v.push_back(k);
     if (const Kernel* k = defs->auto_vec[d][p.m <= 32 ? 2 : 3]) v.push_back(k);
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);
     return v;

@@ -264,6 +264,13 @@ inline int ws_auto_wk(int64_t n, int64_t k, int sms, int max_wk = kWsMaxWk) {
 // block arrives last), adds bias and stores.
 inline constexpr int kWsMaxSplits = 16;
 inline constexpr int kWsMinSplitUnits = 4;  // 256 of K per split at least: below that the ring barely fills
+// Only K >= 8192 splits. Device call ws-4 (graph replay, wgmma kernels, split on / off, M = 1..64): the split won on
+// every K >= 8192 layer (1280x8192 M=1 12.3 against 25.2 us, M=64 22.1 against 27.5; 3584x18944 M=1 40.8 against
+// 56.8, M=64 48.4 against 59.4; 4096x14336 M=1 34.9 against 44.0, M=64 43.3 against 46.5) and lost on every K <= 4096
+// one (3584x3584, 4096x4096, 4608x3584: 1-2 us at M = 1, up to 22 us at M = 64). Two costs grow with M and do not
+// shrink with K: the last block's sum walks its 32 outputs per thread with one L2 round trip each, and the counter
+// memset before the launch keeps the kernel from starting under the previous one (PDL).
+inline constexpr int64_t kWsMinSplitK = 8192;
 
 // The persistent kernel with S blocks along K: work items (tile, split) walked with stride gridDim; sps = units per
 // split, a multiple of WK so no stage straddles two splits; every split non-empty.
@@ -291,8 +298,8 @@ inline double ws_model(const LaunchShape& sh, int64_t m, int sms) {
   return t;
 }
 
-// The "auto" ws kernels' layout: WK in 1..max_wk and S in 1..kWsMaxSplits (S > 1 only where that WK has fewer row
-// tiles than SMs). Among layouts within 3% of the model's best: S = 1 first (no workspace, no second pass), then
+// The "auto" ws kernels' layout: WK in 1..max_wk and S in 1..kWsMaxSplits (S > 1 only for K >= kWsMinSplitK and
+// where that WK has fewer row tiles than SMs). Among layouts within 3% of the model's best: S = 1 first (no workspace, no second pass), then
 // the smallest S, then the largest tile (least X traffic, fewest copies per byte).
 inline LaunchShape ws_auto_shape(int64_t m, int64_t n, int64_t k, int max_wk, int sms) {
   if (n < 1 || k < 1 || n > (int64_t(1) << 32) || k > (int64_t(1) << 32))  // beyond TMA; can_implement refuses
@@ -304,8 +311,9 @@ inline LaunchShape ws_auto_shape(int64_t m, int64_t n, int64_t k, int max_wk, in
   Cand c[4 * kWsMaxSplits];
   int count = 0;
   double best = 1e300;
+  const int max_s = k >= kWsMinSplitK ? kWsMaxSplits : 1;
   for (int wk = 1; wk <= max_wk && wk <= kWsMaxWk; wk *= 2)
-    for (int s = 1; s <= kWsMaxSplits; ++s) {  // any S: tiles x S items can fill the rounds where powers of 2 cannot
+    for (int s = 1; s <= max_s; ++s) {  // any S: tiles x S items can fill the rounds where powers of 2 cannot
       const LaunchShape sh = ws_split_shape(n, k, wk, s, sms);
       if (s > 1 && (sh.row_tiles >= sms || sh.sps < kWsMinSplitUnits || (s - 1) * sh.sps >= sh.k_steps)) break;
       c[count] = {sh, ws_model(sh, m, sms)};
@@ -343,14 +351,6 @@ inline bool ws_preferred(int64_t m, int64_t n, int64_t k, int sms) {
   const LaunchShape sh = ws_launch_shape(n, k, ws_auto_wk(n, k, sms), sms);
   const int64_t rounds = (sh.row_tiles + sms - 1) / sms;
   return double(rounds) * double(sms) <= 1.05 * double(sh.row_tiles);
-}
-
-// Whether the untuned default hands 16 < M <= 64 to the persistent kernel (M tile 32 or 64, auto) before sm90 and
-// cuBLASLt.
-inline bool ws_wide_preferred(int64_t m, int64_t n, int64_t k, int sms) {
-  (void)sms;
-  if (m <= 16 || m > 64 || n < 1 || k < 1 || n > (int64_t(1) << 32) || k > (int64_t(1) << 32)) return false;
-  return false;
 }
 
 // Crude time model (microseconds) of one launch on an H200-class part, used only to pick T when the kernel's
