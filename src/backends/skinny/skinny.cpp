@@ -154,7 +154,8 @@ class SkinnyKernel final : public Kernel {
   const std::string& name() const override { return name_; }
   Backend backend() const override { return Backend::skinny; }
   const Limits& limits() const override { return limits_; }
-  bool deterministic() const override { return true; }  // fixed-order reductions, no atomics
+  // Fixed-order reductions; the ws split's atomic counter only decides which block does the fixed-order sum.
+  bool deterministic() const override { return true; }
   // The persistent "auto" kernel's split across blocks: counters and fp32 partial tiles (ws_workspace_bytes).
   size_t workspace_bytes(const Problem& p) const override {
     if (!cfg_.ws || cfg_.split_k > 0 || p.m < 1 || p.m > cfg_.max_m || p.n < 1 || p.k < 1) return 0;
@@ -386,7 +387,7 @@ void add_skinny_kernels(BackendKernels& out) {
   // 64x28672x4096, so those M go to the sm90 / cuBLASLt defaults. The m32 / m64 kernels stay registered for the tuner.
   //
   // 16 < M <= 64: nothing before cuBLASLt either. Device call ws-4 (graph replay, the 12 decode layers at M = 32, 48,
-  // 64, every ws kernel of M tile 32 and 64, wgmma): the best of them reached 0.70-0.98x cuBLASLt, never 1.0x
+  // 64, every ws kernel of M tile 32 and 64, wgmma): the best of them reached 0.51-0.98x cuBLASLt, never 1.0x
   // (scripts/dev/SKINNY_NOTES.md); they are the first fallbacks below.
   out.defaults = [defs](const Problem& p) -> std::vector<const Kernel*> {
     if (p.m < 1 || p.m > 16 || p.n < 1 || p.k < 1) return {};
@@ -403,11 +404,11 @@ void add_skinny_kernels(BackendKernels& out) {
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);
     return v;
   };
-  // 16 < M <= 64: after cuBLASLt, the persistent kernel of M tile 64 (ws-4: at M = 32 it was as fast as the M tile 32 or
-  // faster on 9 of the 12 decode layers, e.g. 4096x14336 39.2 against 41.2 us; the register ring's m32 / m64 tiles
-  // 0.12-0.4x cuBLASLt), the smallest register-ring tile that holds M, then the element-load kernel, for what
-  // neither sm90 nor cuBLASLt can run (e.g. an fp32 bias with a 16-bit output and a leading dimension that is not
-  // a multiple of 8, GPU test Dispatch.MmMatchesHostReferenceOnOddShapes).
+  // 16 < M <= 64: after cuBLASLt, the persistent kernel of M tile 64 (ws-4: at M = 32 it was as fast as the M tile 32
+  // or faster on 10 of the 12 decode layers, e.g. 4096x14336 39.2 against 41.2 us, the other two within 2%; the
+  // register ring's m32 / m64 tiles ran at 0.12-0.4x cuBLASLt), the smallest register-ring tile that holds M, then the
+  // element-load kernel, for what neither sm90 nor cuBLASLt can run (e.g. an fp32 bias with a 16-bit output and a
+  // leading dimension that is not a multiple of 8, GPU test Dispatch.MmMatchesHostReferenceOnOddShapes).
   out.fallbacks = [defs](const Problem& p) -> std::vector<const Kernel*> {
     if (p.m <= 16 || p.m > 64 || p.n < 1 || p.k < 1) return {};
     const int d = p.in_dtype == DType::bf16 ? 0 : p.in_dtype == DType::fp16 ? 1 : -1;

@@ -6,7 +6,8 @@
 // of K "steps" (32 elements each). The block's warps are arranged WN x WK (WN * WK = 8): WN groups of 16 rows,
 // WK slices of K. Blocks of one cluster (S blocks, S <= 8) take further K slices of the same rows.
 // Total K slices T = WK * S ("split-K"), WK = min(T, max_wk(M tile)). Partials are reduced in a fixed order: warps through shared memory,
-// cluster blocks through distributed shared memory. No atomics, no workspace.
+// cluster blocks through distributed shared memory. No atomics, no workspace (the persistent kernel's split of K across
+// blocks, below, uses both; the sums stay in a fixed order).
 #pragma once
 
 #include <cstdint>
@@ -58,9 +59,10 @@ static_assert(part_floats(16) * 4 <= tma_stage_bytes(1, 8) * 2, "the partial til
 
 // Persistent warp-specialised variant (skinny_ws_kernel.cuh): one block per SM, a TMA ring of stages of 16 KB of W
 // (depth: kWsDefaultStages below, or TGEMM_SKINNY_WS_STAGES; at most what kWsSmemBytes holds), blocks
-// walk row tiles of BR = 128 / WK rows with stride gridDim. K stays inside the block (WK warps along K), so no cluster and no workspace; the row tile is
-// what balances the SMs. A stage holds WK consecutive 64-element units of the tile's BR rows: per W row WK x 128
-// contiguous bytes per stage.
+// walk row tiles of BR = 128 / WK rows with stride gridDim. K stays inside the block (WK warps along K; no cluster)
+// except in the M tile 32 / 64 "auto" kernels' split across blocks (ws_auto_shape); the row tile is what balances the
+// SMs. A stage holds WK consecutive 64-element units of the tile's BR rows: per W row WK x 128 contiguous bytes per
+// stage.
 inline constexpr int kWsMaxStages = 16;
 inline constexpr int kWsSmemBytes = 200 * 1024;
 inline constexpr int kWsMaxWk = 8;

@@ -22,56 +22,46 @@ __device__ __forceinline__ void wg_wait_all() { asm volatile("wgmma.wait_group.s
 // d = A(64 x 16, desc a) * B(N x 16, desc b)^T + (scale_d ? d : 0); both operands K-major in shared memory.
 template <int N, bool Bf16> struct WsWgmma;
 
-template <> struct WsWgmma<32, true> {
-  __device__ __forceinline__ static void mma(float (&d)[4][4], uint64_t a, uint64_t b, uint32_t scale_d) {
+// One specialisation per (N, dtype): inline asm names every accumulator register, so the register and operand lists
+// are spelled out once per N and the instruction text once (TGEMM_WS_WGMMA).
+#define TGEMM_WS_R32 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+#define TGEMM_WS_R64 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define TGEMM_WS_D32 \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), \
+  "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+#define TGEMM_WS_D64 \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), \
+  "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), \
+  "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), \
+  "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
 #if defined(__CUDA_ARCH__)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
-        : "l"(a), "l"(b), "r"(scale_d));
+#define TGEMM_WS_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define TGEMM_WS_ASM(...)
 #endif
-  }
-};
+#define TGEMM_WS_WGMMA(N, NB, BF16, TY, IA, IB, IS)                                                          \
+  template <> struct WsWgmma<N, BF16> {                                                                    \
+    __device__ __forceinline__ static void mma(float (&d)[NB][4], uint64_t a, uint64_t b, uint32_t scale_d) { \
+      TGEMM_WS_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %" #IS ", 0;\n"                                        \
+                   "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " {" TGEMM_WS_R##N "}, %" #IA    \
+                   ", %" #IB ", p, 1, 1, 0, 0;\n}\n"                                                         \
+                   : TGEMM_WS_D##N                                                                         \
+                   : "l"(a), "l"(b), "r"(scale_d));                                                        \
+    }                                                                                                      \
+  };
 
-template <> struct WsWgmma<32, false> {
-  __device__ __forceinline__ static void mma(float (&d)[4][4], uint64_t a, uint64_t b, uint32_t scale_d) {
-#if defined(__CUDA_ARCH__)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
-        : "l"(a), "l"(b), "r"(scale_d));
-#endif
-  }
-};
-
-template <> struct WsWgmma<64, true> {
-  __device__ __forceinline__ static void mma(float (&d)[8][4], uint64_t a, uint64_t b, uint32_t scale_d) {
-#if defined(__CUDA_ARCH__)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
-        : "l"(a), "l"(b), "r"(scale_d));
-#endif
-  }
-};
-
-template <> struct WsWgmma<64, false> {
-  __device__ __forceinline__ static void mma(float (&d)[8][4], uint64_t a, uint64_t b, uint32_t scale_d) {
-#if defined(__CUDA_ARCH__)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
-        : "l"(a), "l"(b), "r"(scale_d));
-#endif
-  }
-};
+TGEMM_WS_WGMMA(32, 4, true, "bf16", 16, 17, 18)
+TGEMM_WS_WGMMA(32, 4, false, "f16", 16, 17, 18)
+TGEMM_WS_WGMMA(64, 8, true, "bf16", 32, 33, 34)
+TGEMM_WS_WGMMA(64, 8, false, "f16", 32, 33, 34)
+#undef TGEMM_WS_WGMMA
+#undef TGEMM_WS_ASM
+#undef TGEMM_WS_D64
+#undef TGEMM_WS_D32
+#undef TGEMM_WS_R64
+#undef TGEMM_WS_R32
 
 }  // namespace tgemm::skinny::dev
