@@ -4,6 +4,9 @@
 # ring; plain launches), the untuned default (an empty table), the GPU kernel tests, and optional ncu cases.
 #   WS_GRAPH=k1,k2 WS_AB=k1 WS_PLAIN=k1,k2 WS_DEFAULT=1 WS_TESTS=1 WS_NCU="1,28672,4096,False|k" \
 #     bash scripts/dev/skinny_ws_device.sh        (carry .deps; logs in $OUT/ws_logs.tgz)
+# Shorter calls: WS_EXCLUDE=sm90 leaves backends out of the build (no embedded tables then: `tgemm mm` is the
+# untuned default), WS_TARGETS="tgemm_cli tgemm_gpu_tests" builds only those, WS_SPLITAB=k1 times k1 again with
+# TGEMM_SKINNY_WS_SPLIT=0 (no split of K across blocks) and with it on WS_SPLITSHAPES, WS_TG=s the graph run's time limit.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 FINAL=${OUT:-/tmp/tgemm_out}
@@ -13,8 +16,10 @@ export PATH=/usr/local/cuda/bin:$PATH
 t0=$(date +%s)
 el() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s" | tee -a $D/times.txt; }
 GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
+TGT=""; for t in ${WS_TARGETS:-}; do TGT="$TGT --target $t"; done
 cmake -S . -B build-dev $GEN -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_GTEST_SOURCE="$PWD/.deps/googletest" \
-  -DTGEMM_BUILD_PYTHON=OFF > $D/build.log 2>&1 && cmake --build build-dev -j 16 >> $D/build.log 2>&1 || { tail -30 $D/build.log; exit 1; }
+  -DTGEMM_BUILD_PYTHON=OFF "-DTGEMM_EXCLUDE_BACKENDS=${WS_EXCLUDE:-}" > $D/build.log 2>&1 &&
+  cmake --build build-dev -j 16 $TGT >> $D/build.log 2>&1 || { tail -30 $D/build.log; exit 1; }
 el build 0
 B=./build-dev/tgemm
 S=${WS_SHAPES:-shapes/decode.csv}
@@ -23,9 +28,13 @@ bench() {  # name timeout env... -- args
   local name=$1 to=$2; shift 2
   timeout -s KILL $to env "$@" --csv $D/$name.csv > $D/$name.log 2>&1; el $name $?
 }
-[ -n "${WS_GRAPH:-}" ] && bench graph 40 $B bench -i $S --timing graph --iters $IT --kernel "$WS_GRAPH"
+[ -n "${WS_GRAPH:-}" ] && bench graph ${WS_TG:-40} $B bench -i $S --timing graph --iters $IT --kernel "$WS_GRAPH"
 [ -n "${WS_AB:-}" ] && bench graph_no3d 25 TGEMM_SKINNY_WS3=0 $B bench -i $S --no-ceilings --timing graph --iters $IT --kernel "$WS_AB"
 [ -n "${WS_AB:-}" ] && bench graph_st4 25 TGEMM_SKINNY_WS_STAGES=4 $B bench -i $S --no-ceilings --timing graph --iters $IT --kernel "$WS_AB"
+if [ -n "${WS_SPLITAB:-}" ]; then  # the same kernels with and without the split across blocks, on WS_SPLITSHAPES
+  bench graph_split 30 $B bench -i ${WS_SPLITSHAPES:-$S} --no-ceilings --timing graph --iters $IT --kernel "$WS_SPLITAB"
+  bench graph_nosplit 30 TGEMM_SKINNY_WS_SPLIT=0 $B bench -i ${WS_SPLITSHAPES:-$S} --no-ceilings --timing graph --iters $IT --kernel "$WS_SPLITAB"
+fi
 [ -n "${WS_PLAIN:-}" ] && bench plain 30 $B bench -i $S --no-ceilings --timing plain --iters $IT --kernel "$WS_PLAIN"
 if [ -n "${WS_DEFAULT:-}" ]; then  # the untuned default: an empty table, mm only
   bench default_graph 25 TGEMM_CONFIG=scripts/dev/skinny_empty_table.csv $B bench -i $S --timing graph --iters $IT

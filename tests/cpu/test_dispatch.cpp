@@ -167,6 +167,33 @@ TEST(Plan, SkinnyIsTheFallbackAfterCublasLtAboveM16) {
   EXPECT_EQ(pl.kernel->backend(), Backend::cublaslt) << joined(pl);
 }
 
+// The untuned default for 16 < M <= 64 puts nothing before cuBLASLt (the ws kernels of M tile 32 / 64 measured
+// 0.51-0.98x cuBLASLt on the decode layers, ws-4); what cuBLASLt refuses with 16-byte rows goes to the persistent
+// kernel of M tile 64, which splits K across blocks only where K >= 8192 and row tiles are few, with a workspace.
+TEST(Plan, PersistentM64IsTheFirstFallbackAboveM16) {
+  DispatcherOptions o;
+  o.load_default_tables = false;
+  auto d = make_dispatcher(o);
+  const int64_t layers[][2] = {{4096, 4096}, {28672, 4096}, {1280, 8192}, {3584, 18944}};
+  for (auto [n, k] : layers)
+    for (int64_t m : {int64_t(17), int64_t(32), int64_t(48), int64_t(64)}) {
+      Problem p;
+      p.m = m, p.n = n, p.k = k, p.ldx = k, p.ldw = k, p.ldy = n;
+      Plan pl = d->make_plan(p, DeviceInfo{});
+      ASSERT_TRUE(pl.status.ok()) << joined(pl);
+      EXPECT_EQ(pl.kernel->backend(), Backend::cublaslt) << m << "x" << n << "x" << k << ": " << joined(pl);
+      p.has_bias = true, p.bias_dtype = DType::fp32;  // cuBLASLt's bias epilogue refuses an fp32 bias for bf16 Y
+      pl = d->make_plan(p, DeviceInfo{});
+      ASSERT_TRUE(pl.status.ok()) << joined(pl);
+      if (pl.kernel->backend() == Backend::sm90) continue;  // builds with sm90 may take it first
+      EXPECT_EQ(pl.kernel->name(), "skinny_bf16_m64_ws_skauto_i64") << m << "x" << n << "x" << k << ": " << joined(pl);
+      EXPECT_EQ(pl.source, "fallback") << joined(pl);
+      // 64 or 56 (WK = 2) row tiles: 2 splits at 3584x18944, 20 at 1280x8192: counters + fp32 partial tiles.
+      const bool split = k >= 8192 && n <= 4096;
+      EXPECT_EQ(pl.workspace_bytes > 0, split) << m << "x" << n << "x" << k << ": " << pl.workspace_bytes;
+    }
+}
+
 TEST(PlanCache, ConcurrentThreadsGetOnePlanPerShape) {
   auto d = make_dispatcher();
   std::vector<Problem> shapes;

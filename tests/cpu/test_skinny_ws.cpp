@@ -2,6 +2,11 @@
 // untuned default prefers it, and that the default ring depth fits shared memory for every WK and M.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+
 #include "backends/skinny/skinny_config.h"
 
 namespace tgemm::skinny {
@@ -55,6 +60,106 @@ TEST(SkinnyWs, GeneratedNames) {
   c.split_k = 0;
   c.in = DType::fp16;
   EXPECT_EQ(c.name(), "skinny_fp16_m16_ws_skauto_i64");
+}
+
+// M tiles 32 and 64: WK <= 2, so their families are auto, sk1 and sk2; M up to the tile.
+TEST(SkinnyWs, WideTilesTakeAtMostTwoWarpsAlongK) {
+  for (int mt : {32, 64}) {
+    Config c;
+    c.max_m = mt;
+    c.tma = c.ws = true;
+    EXPECT_EQ(c.max_wk(), 2);
+    EXPECT_EQ(c.max_split(), 2);
+    EXPECT_EQ(c.limits().max_m, mt);
+    EXPECT_EQ(c.limits().min_m, 1);
+    EXPECT_EQ(c.limits().ld_multiple, 8);
+    EXPECT_TRUE(c.limits().uses_tma);
+    c.split_k = 2;
+    EXPECT_EQ(c.name(), "skinny_bf16_m" + std::to_string(mt) + "_ws_sk2_i64");
+  }
+  Config c16;
+  c16.max_m = 16;
+  c16.tma = c16.ws = true;
+  EXPECT_EQ(c16.max_split(), kWsMaxWk);  // the M = 16 family keeps sk1..sk8
+}
+
+// Ring + static partial tile + barriers inside the 227 KB a block may have, and at least 4 stages, for every M the
+// wide tiles take; the M = 16 kernel's budget is unchanged.
+TEST(SkinnyWs, WideRingFitsSharedMemory) {
+  EXPECT_EQ(ws_smem_bytes(16), kWsSmemBytes);
+  EXPECT_EQ(ws_part_floats(16), part_floats(16));
+  for (int mt : {32, 64})
+    for (int wk = 1; wk <= ws_max_wk(mt); wk *= 2)
+      for (int m = 1; m <= mt; ++m) {
+        const int st = ws_stages(wk, m, mt);
+        EXPECT_GE(st, 4) << mt << " " << wk << " " << m;
+        EXPECT_LE(st * ws_stage_bytes(wk, m) + 1024, ws_smem_bytes(mt)) << mt << " " << wk << " " << m;
+        EXPECT_LE(ws_smem_bytes(mt) + 4 * ws_part_floats(mt) + 8 * 2 * kWsMaxStages + 16, 227 * 1024) << mt;
+        EXPECT_LE(wk * mt * (kBlockRowsMax / wk + kPartPad), ws_part_floats(mt)) << mt << " " << wk;
+      }
+}
+
+// The split across blocks: only where the chosen WK leaves fewer row tiles than SMs; splits of whole stages, none
+// empty, covering K; the grid never more than the SMs.
+TEST(SkinnyWs, AutoShapeSplitsKOnlyWhereRowTilesAreFew) {
+  const int64_t layers[][2] = {{1280, 8192}, {28672, 4096}, {3584, 18944}, {3584, 3584}, {37888, 3584}, {4096, 14336},
+                               {4096, 4096}, {4608, 3584}, {6144, 4096}, {7168, 8192}, {8192, 1024}, {8192, 3584},
+                               {3, 8},       {1031, 1048},  {4104, 1048}, {1024, 64},   {100000, 64}};
+  for (auto [n, k] : layers)
+    for (int mt : {16, 32, 64})
+      for (int64_t m : {int64_t(1), int64_t(mt)}) {
+        const LaunchShape sh = ws_auto_shape(m, n, k, ws_max_wk(mt), 132);
+        const int wk = 1 << sh.wk_log2;
+        EXPECT_LE(wk, ws_max_wk(mt));
+        EXPECT_EQ(sh.k_steps, (k + 63) / 64);
+        EXPECT_LE(sh.blocks, 132);
+        EXPECT_EQ(sh.blocks, std::min<int64_t>(sh.row_tiles * sh.s, 132));
+        if (sh.s == 1) {
+          EXPECT_EQ(ws_workspace_bytes(sh, m), 0);
+          continue;
+        }
+        EXPECT_LT(sh.row_tiles, 132) << n << "x" << k;
+        EXPECT_LE(sh.s, kWsMaxSplits);
+        EXPECT_EQ(sh.sps % wk, 0) << n << "x" << k;
+        EXPECT_GE(sh.sps, kWsMinSplitUnits);
+        EXPECT_LT((sh.s - 1) * sh.sps, sh.k_steps) << n << "x" << k;  // the last split is not empty
+        EXPECT_GE(sh.s * sh.sps, sh.k_steps) << n << "x" << k;
+        EXPECT_EQ(ws_workspace_bytes(sh, m), ws_counter_bytes(sh) + sh.row_tiles * sh.s * m * sh.block_rows * 4);
+        EXPECT_EQ(ws_counter_bytes(sh) % 256, 0);
+        EXPECT_GE(ws_counter_bytes(sh), sh.row_tiles * 4);
+      }
+  // Enough row tiles: no split, and the WK of the M = 16 model (what the tuned table and ws_preferred measured).
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{28672, 4096}, {37888, 3584}, {4096, 14336}}) {
+    const LaunchShape sh = ws_auto_shape(16, n, k, kWsMaxWk, 132);
+    EXPECT_EQ(sh.s, 1);
+    EXPECT_EQ(1 << sh.wk_log2, ws_auto_wk(n, k, 132));
+  }
+  // K >= 8192 with few row tiles splits: 3584x18944 at M = 64, 56 tiles of 64 rows, K in two splits of 148 units on
+  // 112 SMs; 1280x8192, 20 tiles, five splits of 26 units (the last 24) on 100 SMs.
+  const LaunchShape few = ws_auto_shape(64, 3584, 18944, 2, 132);
+  EXPECT_EQ(few.wk_log2, 1);
+  EXPECT_EQ(few.s, 2);
+  EXPECT_EQ(few.sps, 148);
+  EXPECT_EQ(few.blocks, 112);
+  const LaunchShape fewer = ws_auto_shape(64, 1280, 8192, 2, 132);
+  EXPECT_EQ(fewer.s, 5);
+  EXPECT_EQ(fewer.sps, 26);
+  EXPECT_EQ(fewer.blocks, 100);
+  // K < 8192 never splits (ws-4: slower on 3584x3584, 4096x4096, 4608x3584 at every M): the WK of ws_auto_wk.
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {3584, 3584}, {4608, 3584}, {1031, 1048}}) {
+    const LaunchShape sh = ws_auto_shape(64, n, k, 2, 132);
+    EXPECT_EQ(sh.s, 1) << n << "x" << k;
+    EXPECT_EQ(1 << sh.wk_log2, ws_auto_wk(n, k, 132, 2)) << n << "x" << k;
+  }
+}
+
+TEST(SkinnyWs, AutoShapeIsSafeForHostileSizes) {
+  for (int64_t v : {int64_t(1) << 40, INT64_MAX, int64_t(0), int64_t(-5)}) {
+    const LaunchShape a = ws_auto_shape(32, v, 4096, 2, 132);
+    const LaunchShape b = ws_auto_shape(32, 4096, v, 2, 132);
+    EXPECT_EQ(a.s, 1);
+    EXPECT_EQ(b.s, 1);
+  }
 }
 
 }  // namespace

@@ -15,10 +15,18 @@ std::vector<Case> cases_for(const Kernel& k) {
   bool small_m = l.max_m <= 64;
   std::vector<std::array<int64_t, 3>> shapes;
   if (small_m) {
-    for (int64_t m : {int64_t(1), int64_t(2), int64_t(3), l.max_m / 2 + 1, l.max_m})
+    // M tiles above 16 also at 17 and max - 1: each block of 8 X rows (the mma's N) partly and wholly used.
+    std::vector<int64_t> ms = {1, 2, 3, l.max_m / 2 + 1, l.max_m};
+    if (l.max_m > 16) ms.insert(ms.end(), {17, l.max_m - 1});
+    for (int64_t m : ms)
       if (m >= 1 && m <= l.max_m) shapes.push_back({m, 1000 + 24, 4096});
     shapes.push_back({1, 3, 8});
     shapes.push_back({l.max_m, 4104, 1048});
+    // Odd N and a partial last 64-element unit of K (the persistent kernel's 2D copies).
+    shapes.push_back({l.max_m > 1 ? l.max_m - 1 : 1, 1031, 1048});
+    // K >= 8192 and 9 row tiles of 128 rows: the "auto" ws kernels of M tile 32 / 64 split K across blocks here
+    // (skinny_config.h, ws_auto_shape), the last split ending in a partial unit.
+    shapes.push_back({l.max_m, 1031, 8216});
   } else {
     shapes = {{128, 256, 64}, {300, 520, 1280}, {1000, 1000, 264}, {1, 8, 8}, {129, 136, 72}, {2048, 768, 2048}};
     // sm90 split-K (_skauto): {300, 520, 1280} already runs with 2 splits; this one with 4 (64x160) or more.

@@ -36,7 +36,10 @@ constexpr int kScalarMTile = 64;
 // 4 and 8 = 2 warps x 2 or 4 cluster blocks along K, the 4-8K-row layers).
 constexpr int kTmaMTile = 16;
 constexpr int kTmaFixedSplits[] = {1, 4, 8};
-// Persistent variant: M tile 16; the fixed splits are its WK (tiles of 128 / WK rows), beside auto.
+// Persistent variant: M tiles 16, 32 and 64; the fixed splits are its WK (tiles of 128 / WK rows), beside auto
+// (which also splits K across blocks where row tiles are few). M tiles 32 / 64 take WK <= 2 (ws_max_wk), so they
+// register auto, sk1 and sk2: six kernels per dtype for the tuner to time.
+constexpr int kWsMTiles[] = {16, 32, 64};
 constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
 
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -109,6 +112,15 @@ int ws_stage_cap(int64_t m) {
   return m <= kWsShallowMaxM ? kWsDefaultStages : kWsMaxStages;
 }
 
+// TGEMM_SKINNY_WS_SPLIT=0: the persistent "auto" kernels never split K across blocks (A/B timing; WK as before).
+bool ws_split_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("TGEMM_SKINNY_WS_SPLIT");
+    return !(e && e[0] == '0');
+  }();
+  return on;
+}
+
 int device_sm_count() {
   static std::array<std::atomic<int>, 64> cache{};  // per device ordinal; 0 = not read yet
   int dev = 0;
@@ -142,20 +154,32 @@ class SkinnyKernel final : public Kernel {
   const std::string& name() const override { return name_; }
   Backend backend() const override { return Backend::skinny; }
   const Limits& limits() const override { return limits_; }
-  bool deterministic() const override { return true; }  // fixed-order reductions, no atomics
-  size_t workspace_bytes(const Problem&) const override { return 0; }
+  // Fixed-order reductions; the ws split's atomic counter only decides which block does the fixed-order sum.
+  bool deterministic() const override { return true; }
+  // The persistent "auto" kernel's split across blocks: counters and fp32 partial tiles (ws_workspace_bytes).
+  size_t workspace_bytes(const Problem& p) const override {
+    if (!cfg_.ws || cfg_.split_k > 0 || p.m < 1 || p.m > cfg_.max_m || p.n < 1 || p.k < 1) return 0;
+    return size_t(ws_workspace_bytes(shape(p, device_sm_count()), p.m));
+  }
 
   // The launch this kernel makes for `p` on a GPU with `sms` SMs (exposed for `explain` and tests).
   LaunchShape shape(const Problem& p, int sms) const {
     int split = cfg_.split_k;
-    if (cfg_.ws) return ws_launch_shape(p.n, p.k, split > 0 ? split : ws_auto_wk(p.n, p.k, sms), sms);
+    if (cfg_.ws) {
+      if (split > 0) return ws_launch_shape(p.n, p.k, split, sms);
+      // M tile 16 never splits across blocks: device call ws-3 (graph replay, forced split on / off) measured it
+      // slower wherever the model chose a split (1280x8192 M=1 12.6 against 9.7 us, M=16 16.4 against 10.5;
+      // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere.
+      if (cfg_.max_m <= 16 || !ws_split_enabled())
+        return ws_launch_shape(p.n, p.k, ws_auto_wk(p.n, p.k, sms, cfg_.max_wk()), sms);
+      return ws_auto_shape(p.m, p.n, p.k, cfg_.max_wk(), sms);
+    }
     if (cfg_.tma) return tma_launch_shape(p.n, p.k, split > 0 ? split : tma_auto_split(p.n, p.k, sms));
     if (split <= 0) split = auto_split(p.m, p.n, p.k, cfg_.max_wk(), sms, kBlocksPerSm, cfg_.depth());
     return launch_shape(p.n, p.k, split, cfg_.max_wk());
   }
 
-  Status run(const GemmArgs& a, void* /*workspace*/, size_t /*workspace_bytes*/,
-             cudaStream_t stream) const override {
+  Status run(const GemmArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) const override {
     const Problem& p = a.p;
     if (p.m <= 0 || p.n <= 0) return Status::Ok();  // nothing to write
     if (p.k <= 0 || p.m > cfg_.max_m)
@@ -193,7 +217,21 @@ class SkinnyKernel final : public Kernel {
       // X box of exactly M rows; W box of the tile's rows; ring depth ws_stage_cap() where shared memory allows.
       tp.p = prm;
       tp.x_rows = int(p.m);
-      tp.stages = std::min(ws_stages(1 << sh.wk_log2, int(p.m)), ws_stage_cap(p.m));
+      // M tiles above 16 give every unit's X an MT-row slot (skinny_ws_kernel.cuh, kWide).
+      const int xm = cfg_.max_m > 16 ? cfg_.max_m : int(p.m);
+      tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
+      if (sh.s > 1) {
+        const int64_t need = ws_workspace_bytes(sh, p.m);
+        if (workspace == nullptr || int64_t(workspace_bytes) < need)
+          return Status(StatusCode::invalid_argument, name_ + ": the split across " + std::to_string(sh.s) +
+                                                          " blocks needs a workspace of " + std::to_string(need) + " bytes");
+        // The counters start at zero on every launch (a graph replays this memset too); the workspace is shared
+        // with other kernels of the stream, so nothing left there can be trusted.
+        tp.p.counters = static_cast<int*>(workspace);
+        tp.p.partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + ws_counter_bytes(sh));
+        cudaError_t e = cudaMemsetAsync(workspace, 0, size_t(sh.row_tiles) * 4, stream);
+        if (e != cudaSuccess) return Status(StatusCode::cuda_error, name_ + ": counter reset failed: " + cudaGetErrorString(e));
+      }
       CUresult r = encode_map(&tp.w, a.w, p.in_dtype, p.n, p.k, p.ldw, sh.block_rows);
       if (r == CUDA_SUCCESS) r = encode_map(&tp.x, a.x, p.in_dtype, p.m, p.k, p.ldx, int(p.m));
       if (r != CUDA_SUCCESS)
@@ -207,7 +245,8 @@ class SkinnyKernel final : public Kernel {
           encode_map3(&tp.w3, a.w, p.in_dtype, p.n, tp.kfull, p.ldw, sh.block_rows, wk) == CUDA_SUCCESS &&
           encode_map3(&tp.x3, a.x, p.in_dtype, p.m, tp.kfull, p.ldx, int(p.m), wk) == CUDA_SUCCESS)
         tp.use3 = 1;
-      const int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, int(p.m)) + 1024;
+      const int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, xm) + 1024;
+      const int dyn_max = ws_smem_bytes(cfg_.max_m);
       // The opt-in once per device (a driver call per launch is host time that plain launches pay).
       int dev = -1;
       if (cudaGetDevice(&dev) != cudaSuccess) {
@@ -216,7 +255,7 @@ class SkinnyKernel final : public Kernel {
       }
       const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;  // 0: not cached, opt in every launch
       if (!bit || !(smem_opted_.load(std::memory_order_acquire) & bit)) {
-        cudaError_t e = cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, kWsSmemBytes);
+        cudaError_t e = cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_max);
         if (e != cudaSuccess)
           return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
         smem_opted_.fetch_or(bit, std::memory_order_acq_rel);
@@ -240,7 +279,7 @@ class SkinnyKernel final : public Kernel {
     lc.stream = stream;
     cudaLaunchAttribute attr[2];
     unsigned na = 0;
-    if (sh.s > 1) {
+    if (sh.s > 1 && !cfg_.ws) {  // the persistent kernel's blocks along K meet in the workspace, not a cluster
       attr[na].id = cudaLaunchAttributeClusterDimension;
       attr[na].val.clusterDim.x = unsigned(sh.s);
       attr[na].val.clusterDim.y = 1;
@@ -292,7 +331,7 @@ void add_skinny_kernels(BackendKernels& out) {
   struct Defaults {
     const Kernel* auto_vec[2][4] = {};
     const Kernel* scalar[2] = {};
-    const Kernel* ws_auto[2] = {};
+    const Kernel* ws_auto[2][3] = {};  // by kWsMTiles
   };
   auto defs = std::make_shared<Defaults>();
 
@@ -328,7 +367,10 @@ void add_skinny_kernels(BackendKernels& out) {
       c.tma = true;
       add_family(c, bf16 ? skinny::kernel_tma_bf16(c.max_m) : skinny::kernel_tma_fp16(c.max_m), skinny::kTmaFixedSplits);
       c.ws = true;
-      defs->ws_auto[d] = add_family(c, bf16 ? skinny::kernel_ws_bf16(c.max_m) : skinny::kernel_ws_fp16(c.max_m), skinny::kWsFixedSplits);
+      for (int i = 0; i < 3; ++i) {
+        c.max_m = skinny::kWsMTiles[i];
+        defs->ws_auto[d][i] = add_family(c, bf16 ? skinny::kernel_ws_bf16(c.max_m) : skinny::kernel_ws_fp16(c.max_m), skinny::kWsFixedSplits);
+      }
     }
     Config c = base;
     c.max_m = skinny::kScalarMTile;
@@ -343,6 +385,10 @@ void add_skinny_kernels(BackendKernels& out) {
   // best sm90 kernel at M = 32 and 64 on every decode layer in run 18's tuning (up to 4x; `docs/decode_report.md`,
   // crossover table) and Nsight Compute (run 22) put skinny_bf16_m64 at 489 us against cuBLASLt's 60 us at
   // 64x28672x4096, so those M go to the sm90 / cuBLASLt defaults. The m32 / m64 kernels stay registered for the tuner.
+  //
+  // 16 < M <= 64: nothing before cuBLASLt either. Device call ws-4 (graph replay, the 12 decode layers at M = 32, 48,
+  // 64, every ws kernel of M tile 32 and 64, wgmma): the best of them reached 0.51-0.98x cuBLASLt, never 1.0x
+  // (scripts/dev/SKINNY_NOTES.md); they are the first fallbacks below.
   out.defaults = [defs](const Problem& p) -> std::vector<const Kernel*> {
     if (p.m < 1 || p.m > 16 || p.n < 1 || p.k < 1) return {};
     int d = -1;
@@ -353,19 +399,22 @@ void add_skinny_kernels(BackendKernels& out) {
     // H200 at every decode shape measured under graph replay (issue 4); rows past M add no W traffic.
     const int t = 1;
     std::vector<const Kernel*> v;
-    if (defs->ws_auto[d] && skinny::ws_preferred(p.m, p.n, p.k, skinny::device_sm_count())) v.push_back(defs->ws_auto[d]);
+    if (defs->ws_auto[d][0] && skinny::ws_preferred(p.m, p.n, p.k, skinny::device_sm_count())) v.push_back(defs->ws_auto[d][0]);
     if (defs->auto_vec[d][t]) v.push_back(defs->auto_vec[d][t]);
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);
     return v;
   };
-  // 16 < M <= 64: after cuBLASLt, the smallest 16-byte tile that holds M, then the element-load kernel, for what
-  // neither sm90 nor cuBLASLt can run (e.g. an fp32 bias with a 16-bit output and a leading dimension that is not
-  // a multiple of 8, GPU test Dispatch.MmMatchesHostReferenceOnOddShapes).
+  // 16 < M <= 64: after cuBLASLt, the persistent kernel of M tile 64 (ws-4: at M = 32 it was as fast as the M tile 32
+  // or faster on 10 of the 12 decode layers, e.g. 4096x14336 39.2 against 41.2 us, the other two within 2%; the
+  // register ring's m32 / m64 tiles ran at 0.12-0.4x cuBLASLt), the smallest register-ring tile that holds M, then the
+  // element-load kernel, for what neither sm90 nor cuBLASLt can run (e.g. an fp32 bias with a 16-bit output and a
+  // leading dimension that is not a multiple of 8, GPU test Dispatch.MmMatchesHostReferenceOnOddShapes).
   out.fallbacks = [defs](const Problem& p) -> std::vector<const Kernel*> {
     if (p.m <= 16 || p.m > 64 || p.n < 1 || p.k < 1) return {};
     const int d = p.in_dtype == DType::bf16 ? 0 : p.in_dtype == DType::fp16 ? 1 : -1;
     if (d < 0) return {};
     std::vector<const Kernel*> v;
+    if (const Kernel* k = defs->ws_auto[d][2]) v.push_back(k);
     if (const Kernel* k = defs->auto_vec[d][p.m <= 32 ? 2 : 3]) v.push_back(k);
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);
     return v;

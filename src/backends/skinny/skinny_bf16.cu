@@ -20,9 +20,14 @@ const void* kernel_tma_bf16(int max_m) {
   return max_m == 16 ? reinterpret_cast<const void*>(&skinny_tma_kernel<__nv_bfloat16, 16>) : nullptr;
 }
 
-// The persistent variant: M tile 16 (M <= 8 skips the second mma block at run time).
+// The persistent variant: M tiles 16 (M <= 8 skips the second mma block at run time), 32 and 64.
 const void* kernel_ws_bf16(int max_m) {
-  return max_m == 16 ? reinterpret_cast<const void*>(&skinny_ws_kernel<__nv_bfloat16, 16>) : nullptr;
+  switch (max_m) {
+    case 16: return reinterpret_cast<const void*>(&skinny_ws_kernel<__nv_bfloat16, 16>);
+    case 32: return reinterpret_cast<const void*>(&skinny_ws_kernel<__nv_bfloat16, 32>);
+    case 64: return reinterpret_cast<const void*>(&skinny_ws_kernel<__nv_bfloat16, 64>);
+    default: return nullptr;
+  }
 }
 
 }  // namespace tgemm::skinny

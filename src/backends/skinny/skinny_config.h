@@ -6,7 +6,8 @@
 // of K "steps" (32 elements each). The block's warps are arranged WN x WK (WN * WK = 8): WN groups of 16 rows,
 // WK slices of K. Blocks of one cluster (S blocks, S <= 8) take further K slices of the same rows.
 // Total K slices T = WK * S ("split-K"), WK = min(T, max_wk(M tile)). Partials are reduced in a fixed order: warps through shared memory,
-// cluster blocks through distributed shared memory. No atomics, no workspace.
+// cluster blocks through distributed shared memory. No atomics, no workspace (the persistent kernel's split of K across
+// blocks, below, uses both; the sums stay in a fixed order).
 #pragma once
 
 #include <cstdint>
@@ -58,9 +59,10 @@ static_assert(part_floats(16) * 4 <= tma_stage_bytes(1, 8) * 2, "the partial til
 
 // Persistent warp-specialised variant (skinny_ws_kernel.cuh): one block per SM, a TMA ring of stages of 16 KB of W
 // (depth: kWsDefaultStages below, or TGEMM_SKINNY_WS_STAGES; at most what kWsSmemBytes holds), blocks
-// walk row tiles of BR = 128 / WK rows with stride gridDim. K stays inside the block (WK warps along K), so no cluster and no workspace; the row tile is
-// what balances the SMs. A stage holds WK consecutive 64-element units of the tile's BR rows: per W row WK x 128
-// contiguous bytes per stage.
+// walk row tiles of BR = 128 / WK rows with stride gridDim. K stays inside the block (WK warps along K; no cluster)
+// except in the M tile 32 / 64 "auto" kernels' split across blocks (ws_auto_shape); the row tile is what balances the
+// SMs. A stage holds WK consecutive 64-element units of the tile's BR rows: per W row WK x 128 contiguous bytes per
+// stage.
 inline constexpr int kWsMaxStages = 16;
 inline constexpr int kWsSmemBytes = 200 * 1024;
 inline constexpr int kWsMaxWk = 8;
@@ -75,13 +77,24 @@ inline constexpr int kWsMaxWk = 8;
 // deeper ring is not known.
 inline constexpr int kWsDefaultStages = 4;
 inline constexpr int kWsShallowMaxM = 8;
+// M tiles 32 and 64 (M = 17..64) take WK <= 2: every row tile re-reads all of X (M rows per BR rows of W), and a
+// warp's B fragments are M x 64 per unit beside its 16 x 64 of A, so 32- or 16-row tiles would move 2-8x as many X
+// bytes (L2 and ldmatrix) as W bytes.
+constexpr int ws_max_wk(int mt) { return mt <= 16 ? kWsMaxWk : 2; }
+// The static partial tile of the persistent kernel: WK x MT x (BR + pad) floats for its largest WK.
+constexpr int ws_part_floats(int mt) { return mt * (kBlockRowsMax + kPartPad * ws_max_wk(mt)); }
+// Dynamic shared memory for the ring: what the M tile's partial tile leaves of the M = 16 kernel's total, so that
+// ring + partial tile + barriers stay inside the 227 KB a block may have.
+constexpr int ws_smem_bytes(int mt) { return kWsSmemBytes - 4 * (ws_part_floats(mt) - ws_part_floats(16)); }
 // X box of a unit: exactly M rows (no L2 traffic for padding rows), placed in a 1024-byte aligned slot per 8 rows.
 constexpr int ws_stage_bytes(int wk, int m) { return wk * ((kBlockRowsMax / wk) * 128 + (m + 7) / 8 * 1024); }
-constexpr int ws_stages(int wk, int m) {
-  const int st = (kWsSmemBytes - 1024) / ws_stage_bytes(wk, m);
+constexpr int ws_stages(int wk, int m, int mt = 16) {
+  const int st = (ws_smem_bytes(mt) - 1024) / ws_stage_bytes(wk, m);
   return st < kWsMaxStages ? st : kWsMaxStages;
 }
 static_assert(ws_stages(kWsMaxWk, 16) >= 4, "ring too shallow");
+static_assert(ws_stages(2, 64, 64) >= 4 && ws_stages(2, 32, 32) >= 4, "ring too shallow");
+static_assert(ws_smem_bytes(64) + 4 * ws_part_floats(64) + 1024 <= 227 * 1024, "shared memory per block");
 
 struct Config {
   DType in = DType::bf16;  // X and W (bf16 or fp16)
@@ -94,8 +107,9 @@ struct Config {
   // The TMA ring's bytes in flight per block (~4 stages of 16 KB of W) expressed as the register ring's depth
   // (8 warps x 1 KB per step) for the time model.
   int depth() const { return tma ? 8 : depth_for(max_m, vec); }
-  int max_wk() const { return tma ? kTmaMaxWk : max_wk_for(max_m, vec); }
-  int max_split() const { return max_wk() * kMaxCluster; }
+  int max_wk() const { return ws ? ws_max_wk(max_m) : tma ? kTmaMaxWk : max_wk_for(max_m, vec); }
+  // The ws kernel's fixed splits are its WK (the split across blocks is "auto" only).
+  int max_split() const { return ws ? max_wk() : max_wk() * kMaxCluster; }
 
   // skinny_bf16_m8_sk4_i64, skinny_fp16_m16_skauto_i64, skinny_bf16_m64_skauto_scalar_i64
   std::string name() const {
@@ -148,6 +162,10 @@ struct Params {
   int s = 1;            // blocks per cluster along K
   int out_dtype = 0;    // DType: 0 bf16, 1 fp16, 2 fp32
   int bias_kind = 0;    // 0 none, 1 input dtype, 2 fp32
+  // Persistent kernel split across s blocks (s > 1): the workspace's per-tile arrival counters (zeroed before each
+  // launch) and the fp32 partial tiles [row tile][split][m][BR].
+  int* counters = nullptr;
+  float* partials = nullptr;
 };
 
 // How one launch is laid out for (N, K, T).
@@ -225,10 +243,11 @@ inline LaunchShape ws_launch_shape(int64_t n, int64_t k, int wk, int sms) {
 // SM whose neighbours are idle is assumed to pull at most 1.5x its fair share. Time in units of (fair-share rate):
 // rounds * BR / min(1.5, sms / active). Among WKs within 3% of the best, the largest tile (least X traffic: an X
 // box of M rows per BR rows of W).
-inline int ws_auto_wk(int64_t n, int64_t k, int sms) {
+inline int ws_auto_wk(int64_t n, int64_t k, int sms, int max_wk = kWsMaxWk) {
   double t[4];
   double best = 1e30;
-  for (int i = 0; i < 4; ++i) {
+  const int count = max_wk >= 8 ? 4 : max_wk >= 4 ? 3 : max_wk >= 2 ? 2 : 1;
+  for (int i = 0; i < count; ++i) {
     const LaunchShape sh = ws_launch_shape(n, k, 1 << i, sms);
     const int64_t rounds = (sh.row_tiles + sms - 1) / sms;
     double speed = double(sms) / double(sh.blocks);
@@ -236,9 +255,87 @@ inline int ws_auto_wk(int64_t n, int64_t k, int sms) {
     t[i] = double(rounds) * double(sh.block_rows) / speed;
     if (t[i] < best) best = t[i];
   }
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < count; ++i)
     if (t[i] <= best * 1.03) return 1 << i;
   return 1;
+}
+
+// Split across blocks (the "auto" ws kernels of M tiles 32 and 64 only; skinny.cpp says why not M tile 16). Where a WK leaves fewer row tiles than SMs (4096x4096: 32 tiles of
+// 128 rows), S blocks take a tile's K in S ranges of whole stages; each writes its fp32 M x BR partial tile to the
+// workspace, and the last to arrive at the tile's counter sums the S partials in split order (same bits whichever
+// block arrives last), adds bias and stores.
+inline constexpr int kWsMaxSplits = 16;
+inline constexpr int kWsMinSplitUnits = 4;  // 256 of K per split at least: below that the ring barely fills
+// Only K >= 8192 splits. Device call ws-4 (graph replay, wgmma kernels, split on / off, M = 1..64): the split won on
+// every K >= 8192 layer (1280x8192 M=1 12.3 against 25.2 us, M=64 22.1 against 27.5; 3584x18944 M=1 40.8 against
+// 56.8, M=64 48.4 against 59.4; 4096x14336 M=1 34.9 against 44.0, M=64 43.3 against 46.5) and lost on every K <= 4096
+// one (3584x3584, 4096x4096, 4608x3584: 1-2 us at M = 1, up to 22 us at M = 64). Two costs grow with M and do not
+// shrink with K: the last block's sum walks its 32 outputs per thread with one L2 round trip each, and the counter
+// memset before the launch keeps the kernel from starting under the previous one (PDL).
+inline constexpr int64_t kWsMinSplitK = 8192;
+
+// The persistent kernel with S blocks along K: work items (tile, split) walked with stride gridDim; sps = units per
+// split, a multiple of WK so no stage straddles two splits; every split non-empty.
+inline LaunchShape ws_split_shape(int64_t n, int64_t k, int wk, int splits, int sms) {
+  LaunchShape sh = ws_launch_shape(n, k, wk, sms);
+  if (splits <= 1) return sh;
+  const int64_t per = (sh.k_steps + splits - 1) / splits;
+  sh.s = splits;
+  sh.split = wk * splits;
+  sh.sps = (per + wk - 1) / wk * wk;
+  const int64_t items = sh.row_tiles * splits;
+  sh.blocks = items < sms ? items : sms;
+  return sh;
+}
+
+// Time of a ws launch in the units of ws_auto_wk's model (rounds x rows x units of K over the SM's speed), plus, with
+// S > 1, the M x BR fp32 partial tile each item writes and the last block reads back (M BR / 32 128-byte rows).
+inline double ws_model(const LaunchShape& sh, int64_t m, int sms) {
+  const int64_t items = sh.row_tiles * sh.s;
+  const int64_t rounds = (items + sms - 1) / sms;
+  double speed = double(sms) / double(sh.blocks);
+  if (speed > 1.5) speed = 1.5;
+  double t = double(rounds) * double(sh.sps) * double(sh.block_rows) / speed;
+  if (sh.s > 1) t += double(rounds) * double(m) * double(sh.block_rows) / 32.0;
+  return t;
+}
+
+// The "auto" ws kernels' layout: WK in 1..max_wk and S in 1..kWsMaxSplits (S > 1 only for K >= kWsMinSplitK and
+// where that WK has fewer row tiles than SMs). Among layouts within 3% of the model's best: S = 1 first (no workspace, no second pass), then
+// the smallest S, then the largest tile (least X traffic, fewest copies per byte).
+inline LaunchShape ws_auto_shape(int64_t m, int64_t n, int64_t k, int max_wk, int sms) {
+  if (n < 1 || k < 1 || n > (int64_t(1) << 32) || k > (int64_t(1) << 32))  // beyond TMA; can_implement refuses
+    return ws_launch_shape(1, 1, 1, sms);
+  struct Cand {
+    LaunchShape sh;
+    double t;
+  };
+  Cand c[4 * kWsMaxSplits];
+  int count = 0;
+  double best = 1e300;
+  const int max_s = k >= kWsMinSplitK ? kWsMaxSplits : 1;
+  for (int wk = 1; wk <= max_wk && wk <= kWsMaxWk; wk *= 2)
+    for (int s = 1; s <= max_s; ++s) {  // any S: tiles x S items can fill the rounds where powers of 2 cannot
+      const LaunchShape sh = ws_split_shape(n, k, wk, s, sms);
+      if (s > 1 && (sh.row_tiles >= sms || sh.sps < kWsMinSplitUnits || (s - 1) * sh.sps >= sh.k_steps)) break;
+      c[count] = {sh, ws_model(sh, m, sms)};
+      if (c[count].t < best) best = c[count].t;
+      ++count;
+    }
+  int pick = -1;
+  for (int i = 0; i < count; ++i) {
+    if (c[i].t > best * 1.03) continue;
+    if (pick < 0 || c[i].sh.s < c[pick].sh.s || (c[i].sh.s == c[pick].sh.s && c[i].sh.wk_log2 < c[pick].sh.wk_log2))
+      pick = i;
+  }
+  return c[pick].sh;
+}
+
+// Workspace of a ws launch: the per-tile counters (rounded to 256 bytes), then the partial tiles.
+inline int64_t ws_counter_bytes(const LaunchShape& sh) { return (sh.row_tiles * 4 + 255) / 256 * 256; }
+inline int64_t ws_workspace_bytes(const LaunchShape& sh, int64_t m) {
+  if (sh.s <= 1) return 0;
+  return ws_counter_bytes(sh) + sh.row_tiles * sh.s * m * sh.block_rows * 4;
 }
 
 // Whether the untuned default hands M <= 16 to the persistent kernel (auto WK) before the register ring: layers of

@@ -27,9 +27,22 @@
 // Reduction, fixed order, per tile: the consumer warps write their 16 x M partials to shared memory, sum them in
 // warp order (wk = 0, 1, ...), add bias and store. Only the 256 consumer threads take part (named barrier 1), so
 // the producer keeps filling the ring with the next tile meanwhile.
+//
+// Split across blocks (p.s = S > 1, skinny_config.h ws_split_shape): the work items are (tile, split) pairs, item =
+// tile * S + split, each covering p.sps units of K. A block's sum of an item goes to its slot of p.partials as fp32
+// (M x BR, L2 only), then one thread counts the item in p.counters[tile] (zeroed by the host before the launch); the
+// block that counts S sums the S slots in split order, adds bias and stores, so the bits do not depend on which block
+// arrives last.
+//
+// M tiles 32 and 64 (kWide; WK <= 2, ws_max_wk): the consumers are two warpgroups, and each stage is multiplied with
+// wgmma m64nMTk16 (skinny_wgmma.cuh) straight from shared memory: WK = 1, warpgroup g takes rows 64g.. of the 128-row
+// unit; WK = 2, warpgroup g takes unit g of the 64-row tile. X of unit q sits in its own MT-row slot (the descriptor
+// needs 1024-byte aligned 8-row groups), fetched with a 2D copy of exactly M rows; rows M..MT-1 of the slot are stale
+// and feed only accumulator columns that are never stored, as with ldmatrix.
 #pragma once
 
 #include "backends/skinny/skinny_tma_kernel.cuh"
+#include "backends/skinny/skinny_wgmma.cuh"
 
 namespace tgemm::skinny {
 
@@ -45,24 +58,27 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
 __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
 }  // namespace dev
 
-// Grid: min(row tiles, SMs) blocks of kTmaThreads threads, one per SM (dynamic shared memory
+// Grid: min(work items, SMs) blocks of kTmaThreads threads, one per SM (dynamic shared memory
 // stages * ws_stage_bytes(WK, M) + 1024 and the static partial tile).
 template <class T, int MT>
 __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
-  static_assert(MT % 8 == 0 && MT >= 8 && MT <= 16, "M tile");
+  static_assert(MT == 8 || MT == 16 || MT == 32 || MT == 64, "M tile");
   constexpr int NB = MT / 8;
+  constexpr bool kWide = MT > 16;
   const Params& p = tp.p;
   extern __shared__ unsigned char smem_dyn[];
   __shared__ uint64_t bars[2 * kWsMaxStages];  // full[0..stages), empty[kWsMaxStages..)
-  __shared__ float part[part_floats(MT)];
+  __shared__ float part[ws_part_floats(MT)];
+  __shared__ int last_arrival;
 
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int wkl = p.wk_log2;
   const int WK = 1 << wkl;
-  const int wk = warp & (WK - 1);
-  const int wn = (warp >> wkl) & ((kWarps >> wkl) - 1);
+  // Warp -> (K unit wk, 16-row block wn). kWide: by warpgroup (warps 4g..4g+3 share g's unit or rows).
+  const int wk = kWide ? (warp >> 2) & (WK - 1) : warp & (WK - 1);
+  const int wn = kWide ? (WK == 1 ? warp : warp & 3) : (warp >> wkl) & ((kWarps >> wkl) - 1);
   const int brl = 7 - wkl;
   const int BR = 1 << brl;
   const int BRP = BR + kPartPad;
@@ -70,10 +86,12 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const int ST = tp.stages;
   const int64_t tiles = (p.n + BR - 1) / BR;
   const int64_t ku = p.k_steps;                 // 64-element units of K
-  const int64_t spt = (ku + WK - 1) >> wkl;     // stages per tile
+  const int S = p.s;                            // blocks along K per tile
+  const int64_t ups = S > 1 ? p.sps : ku;       // units per split, a multiple of WK when S > 1
+  const int64_t items = tiles * S;
   const uint32_t wbytes = uint32_t(BR) * 128;
   const uint32_t xbytes = uint32_t(m) * 128;    // what the X box brings
-  const uint32_t xslot = uint32_t((m + 7) / 8) * 1024;
+  const uint32_t xslot = kWide ? uint32_t(MT) * 128 : uint32_t((m + 7) / 8) * 1024;
   const uint32_t stage_bytes = uint32_t(WK) * (wbytes + xslot);
   const uint32_t ring = (dev::smem_u32(smem_dyn) + 1023u) & ~1023u;
   const uint32_t full0 = dev::smem_u32(&bars[0]), empty0 = dev::smem_u32(&bars[kWsMaxStages]);
@@ -87,9 +105,10 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.w) : "memory");
     asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.x) : "memory");
-    // Before the PDL wait only L2 prefetches of the first tile's W (see skinny_tma_kernel.cuh).
-    const int64_t pre = min(int64_t(ST) * WK, ku);
-    for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int(u * kTmaUnitK), int(int64_t(blockIdx.x) * BR));
+    // Before the PDL wait only L2 prefetches of the first item's W (see skinny_tma_kernel.cuh).
+    const int64_t t0 = blockIdx.x / S, ub0 = (blockIdx.x - t0 * S) * ups;
+    const int64_t pre = min(int64_t(ST) * WK, min(ups, ku - ub0));
+    for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int((ub0 + u) * kTmaUnitK), int(t0 * BR));
   }
   dev::pdl_launch_dependents();
   dev::pdl_wait();
@@ -100,18 +119,24 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       int slot = 0;
       uint32_t phase = 0;
       int64_t it = 0;
-      for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+        const int64_t tile = item / S;
         const int row0 = int(tile * BR);
-        for (int64_t j = 0; j < spt; ++j, ++it) {
+        const int64_t ub = (item - tile * S) * ups, ue = min(ub + ups, ku);
+        for (int64_t u0 = ub; u0 < ue; u0 += WK, ++it) {
           if (it >= ST) dev::mbar_wait(empty0 + 8 * slot, phase ^ 1u);
           const uint32_t full = full0 + 8 * slot;
-          const int64_t u0 = j * WK;
-          const int units = int(min(int64_t(WK), ku - u0));
+          const int units = int(min(int64_t(WK), ue - u0));
           const uint32_t st = ring + uint32_t(slot) * stage_bytes;
           if (tp.use3 && u0 + WK <= tp.kfull) {
             dev::mbar_expect_tx(full, uint32_t(WK) * (wbytes + xbytes));
             dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
-            dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
+            if constexpr (kWide) {
+              for (int q = 0; q < WK; ++q)
+                dev::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, int((u0 + q) * kTmaUnitK), 0, full);
+            } else {
+              dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
+            }
           } else {
           dev::mbar_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
           for (int q = 0; q < units; ++q) {
@@ -139,13 +164,36 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const uint32_t rx = uint32_t(wk * m + (lane & 7));  // packed X row of this lane in a 3D-fetched stage
   int slot = 0;
   uint32_t phase = 0;
-  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t tile = item / S;
+    const int64_t ub = (item - tile * S) * ups, ue = min(ub + ups, ku);
     float acc[NB][4];
 #pragma unroll
     for (int nb = 0; nb < NB; ++nb) acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.f;
-    for (int64_t j = 0; j < spt; ++j) {
-      const bool live = j * WK + wk < ku;  // warp-uniform
-      const bool packed = tp.use3 && j * WK + WK <= tp.kfull;  // the producer's choice for this stage
+    for (int64_t u0 = ub; u0 < ue; u0 += WK) {
+      const bool live = u0 + wk < ue;  // warp-uniform (warpgroup-uniform when kWide)
+      if constexpr (kWide) {
+        dev::mbar_wait(full0 + 8 * slot, phase);
+        if (live) {
+          const uint32_t st = ring + uint32_t(slot) * stage_bytes;
+          const uint64_t da = dev::wg_desc_sw128(st + uint32_t(wk) * wbytes + uint32_t(wn >> 2) * 64 * 128);
+          const uint64_t db = dev::wg_desc_sw128(st + uint32_t(WK) * wbytes + uint32_t(wk) * xslot);
+          dev::wg_fence();
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk)  // k16 step kk: 32 bytes further along each 128-byte swizzled row
+            dev::WsWgmma<MT, std::is_same_v<T, __nv_bfloat16>>::mma(acc, da + 2 * kk, db + 2 * kk, 1u);
+          dev::wg_commit();
+          dev::wg_wait_all();  // the slot's bytes are read and acc is final before the slot may refill
+        }
+        __syncwarp();
+        if (lane == 0) dev::mbar_arrive(empty0 + 8 * slot);
+        if (++slot == ST) {
+          slot = 0;
+          phase ^= 1u;
+        }
+        continue;
+      }
+      const bool packed = tp.use3 && u0 + WK <= tp.kfull;  // the producer's choice for this stage
       dev::mbar_wait(full0 + 8 * slot, phase);
       const uint32_t ws = ring + uint32_t(slot) * stage_bytes + uint32_t(wk) * wbytes;
       const uint32_t xr = ring + uint32_t(slot) * stage_bytes + uint32_t(WK) * wbytes;
@@ -176,15 +224,39 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     dev::write_partials<NB>(part, acc, BRP, wk, wn * kWarpRows + g, t, m);
     dev::consumer_sync();
     const int total = m * BR;
-    for (int idx = tid; idx < total; idx += kThreads) {
-      const int mm = idx >> brl, r = idx & (BR - 1);
-      const int64_t n = n0 + r;
-      if (n >= p.n) continue;
-      float v = dev::sum_partials(part, BRP, MT, WK, mm, r);
-      if (p.bias_kind) v += dev::load_bias<T>(p.bias, p.bias_kind, n);
-      dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + n, v);
+    if (S == 1) {
+      for (int idx = tid; idx < total; idx += kThreads) {
+        const int mm = idx >> brl, r = idx & (BR - 1);
+        const int64_t n = n0 + r;
+        if (n >= p.n) continue;
+        float v = dev::sum_partials(part, BRP, MT, WK, mm, r);
+        if (p.bias_kind) v += dev::load_bias<T>(p.bias, p.bias_kind, n);
+        dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + n, v);
+      }
+    } else {
+      // This item's slot [m][BR] among the tile's S slots; stores and loads through L2 (.cg): other SMs read them.
+      float* const slots = p.partials + tile * S * int64_t(total);
+      float* const mine = slots + (item - tile * S) * int64_t(total);
+      for (int idx = tid; idx < total; idx += kThreads)
+        __stcg(mine + idx, dev::sum_partials(part, BRP, MT, WK, idx >> brl, idx & (BR - 1)));
+      __threadfence();  // this thread's slot stores are visible device-wide before the count below
+      dev::consumer_sync();
+      if (tid == 0) last_arrival = atomicAdd(p.counters + tile, 1) == S - 1;
+      dev::consumer_sync();
+      if (last_arrival) {
+        __threadfence();  // the other blocks' slots, counted before this block's arrival, are read after it
+        for (int idx = tid; idx < total; idx += kThreads) {
+          const int mm = idx >> brl, r = idx & (BR - 1);
+          const int64_t n = n0 + r;
+          if (n >= p.n) continue;
+          float v = __ldcg(slots + idx);
+          for (int q = 1; q < S; ++q) v += __ldcg(slots + int64_t(q) * total + idx);
+          if (p.bias_kind) v += dev::load_bias<T>(p.bias, p.bias_kind, n);
+          dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + n, v);
+        }
+      }
     }
-    dev::consumer_sync();  // part is rewritten by the next tile
+    dev::consumer_sync();  // part (and last_arrival) are rewritten by the next item
   }
 }
 
