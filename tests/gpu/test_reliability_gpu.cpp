@@ -283,6 +283,7 @@ TEST(ConcurrencyGpu, PersistentKernelsBesideOtherKernels) {
   const Job subjects[] = {
       {"skinny_bf16_m16_ws_sk4_i64", {1, 4096, 4096, DType::bf16, DType::bf16, 0}},
       {"skinny_bf16_m16_ws_skauto_i64", {16, 3584, 3584, DType::bf16, DType::bf16, 1}},
+      {"skinny_bf16_m64_ws_skauto_i64", {64, 3584, 18944, DType::bf16, DType::bf16, 1}},  // wgmma, K split over blocks
       {"skinny_bf16_m16_tma_skauto_i64", {1, 4096, 4096, DType::bf16, DType::bf16, 0}},
       {"skinny_bf16_m16_skauto_i64", {1, 4096, 4096, DType::bf16, DType::bf16, 0}},
       {"sm90_bf16_64x256x64_s5_c1x1_pp_i64", {256, 4096, 1024, DType::bf16, DType::bf16, 1}},
