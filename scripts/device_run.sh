@@ -58,7 +58,8 @@ for step in $STEPS; do
           # TUNE_TIMEOUT: SIGTERM leaves a valid table of the shapes done (the tuner saves after every shape).
           timeout -s TERM ${TUNE_TIMEOUT:-3000} ./build-dev/tgemm tune -i "$OUT/suites.csv" -o "$OUT/sm90_132_bf16.csv" --profile-file "$OUT/tune_profile.csv" $RETUNE ${TUNE_ARGS:-} \
             > "$OUT/tune.log" 2> "$OUT/tune.err"; rc=$?; tail -3 "$OUT/tune.log"; tail -c 600 "$OUT/tune.err"; echo ;;
-    tabled) export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"
+    # The table tuned in this run, else the shipped one.
+    tabled) export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"; [ -f "$TGEMM_CONFIG" ] || TGEMM_CONFIG="$PWD/configs/sm90_132_bf16.csv"
           TOP=""; [ -f "$OUT/tune_profile.csv" ] && TOP="--top-from $OUT/tune_profile.csv"
           ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_seed_tuned.log" 2>&1; rc=$?
           ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings --csv "$OUT/bench_models_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_models_tuned.log" 2>&1; rc=$((rc|$?))
