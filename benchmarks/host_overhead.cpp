@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/problem_bench.h"
+#include "core/tensor_map.h"
 #include "dispatch/split.h"
 #include "tgemm/tgemm.h"
 
@@ -71,6 +72,23 @@ int main(int argc, char** argv) {
     std::printf("Dispatcher::resolve on a cached plan (adds cudaGetDevice, workspace lookup): %.0f ns per call\n", resolve_ns);
     std::printf("whole mm call incl. the kernel launch (%s), for reference: %.0f ns per call\n", r.plan->kernel->name().c_str(), mm_ns);
     worst = std::max(worst, resolve_ns);
+    // The tensor maps a persistent skinny launch encodes at M=1 N=4096 K=4096 (W and X, 2D and 3D views), each
+    // launch: the host work that plain launches pay between their events, with and without the per-thread cache.
+    const TmaMatrix maps[4] = {{ops.wv(0).data, DType::bf16, 4096, 4096, 4096, 32},
+                               {ops.xv(0).data, DType::bf16, 1, 4096, 4096, 1},
+                               {ops.wv(0).data, DType::bf16, 4096, 4096, 4096, 32, 64, 4},
+                               {ops.xv(0).data, DType::bf16, 1, 4096, 4096, 1, 64, 4}};
+    CUtensorMap tm;
+    bool enc_ok = true;
+    double fresh_ns = ns_per_call([&] {
+      for (const TmaMatrix& m : maps) enc_ok = enc_ok && detail::encode_tma_uncached(m, &tm) == CUDA_SUCCESS;
+    }, 20000);
+    double cached_ns = ns_per_call([&] {
+      for (const TmaMatrix& m : maps) enc_ok = enc_ok && encode_tma(m, &tm) == CUDA_SUCCESS;
+    }, 200000);
+    std::printf("4 tensor maps of a skinny ws launch: encoded %.0f ns, from the per-thread cache %.0f ns%s\n", fresh_ns,
+                cached_ns, enc_ok ? "" : " (an encode FAILED)");
+    if (!enc_ok) worst = 1e30;
   } else {
     std::printf("no CUDA device: resolve and mm not timed\n");
   }

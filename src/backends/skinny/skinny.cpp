@@ -15,6 +15,7 @@
 
 #include "backends/skinny/skinny_config.h"
 #include "backends/skinny/skinny_tma.h"
+#include "core/tensor_map.h"
 #include "registry/registry.h"
 
 namespace tgemm::skinny {
@@ -41,55 +42,6 @@ constexpr int kTmaFixedSplits[] = {1, 4, 8};
 // register auto, sk1 and sk2: six kernels per dtype for the tuner to time.
 constexpr int kWsMTiles[] = {16, 32, 64};
 constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
-
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// cuTensorMapEncodeTiled from the driver through the runtime (no link-time libcuda dependency); null if absent.
-EncodeTiledFn encode_tiled() {
-  static const EncodeTiledFn fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-      (void)cudaGetLastError();
-      return EncodeTiledFn(nullptr);
-    }
-    return reinterpret_cast<EncodeTiledFn>(f);
-  }();
-  return fn;
-}
-
-// [rows, cols] row-major 16-bit matrix in boxes of 64 columns (128 bytes, the swizzle's row) x box_rows.
-CUresult encode_map(CUtensorMap* map, const void* ptr, DType dt, int64_t rows, int64_t cols, int64_t ld,
-                    int box_rows) {
-  const EncodeTiledFn enc = encode_tiled();
-  if (!enc) return CUDA_ERROR_NOT_SUPPORTED;
-  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(ld) * 2};
-  const cuuint32_t box[2] = {cuuint32_t(kTmaUnitK), cuuint32_t(box_rows)};
-  const cuuint32_t estr[2] = {1, 1};
-  return enc(map, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-             const_cast<void*>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-}
-
-// The 3D view [units][rows][64] of a [rows, cols] row-major 16-bit matrix: element (c, r, u) at ptr + r * ld + 64u + c,
-// `units` full 64-column units only (so no box reads past the last full unit); box 64 x box_rows x box_units, 128B
-// swizzle on its 128-byte rows.
-CUresult encode_map3(CUtensorMap* map, const void* ptr, DType dt, int64_t rows, int64_t units, int64_t ld, int box_rows,
-                     int box_units) {
-  const EncodeTiledFn enc = encode_tiled();
-  if (!enc) return CUDA_ERROR_NOT_SUPPORTED;
-  const cuuint64_t dims[3] = {cuuint64_t(kTmaUnitK), cuuint64_t(rows), cuuint64_t(units)};
-  const cuuint64_t strides[2] = {cuuint64_t(ld) * 2, cuuint64_t(kTmaUnitK) * 2};
-  const cuuint32_t box[3] = {cuuint32_t(kTmaUnitK), cuuint32_t(box_rows), cuuint32_t(box_units)};
-  const cuuint32_t estr[3] = {1, 1, 1};
-  return enc(map, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
-             const_cast<void*>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-}
 
 // TGEMM_SKINNY_WS3=0: the persistent kernel fetches every stage unit by unit with 2D copies (A/B timing).
 bool ws3_enabled() {
@@ -232,8 +184,8 @@ class SkinnyKernel final : public Kernel {
         cudaError_t e = cudaMemsetAsync(workspace, 0, size_t(sh.row_tiles) * 4, stream);
         if (e != cudaSuccess) return Status(StatusCode::cuda_error, name_ + ": counter reset failed: " + cudaGetErrorString(e));
       }
-      CUresult r = encode_map(&tp.w, a.w, p.in_dtype, p.n, p.k, p.ldw, sh.block_rows);
-      if (r == CUDA_SUCCESS) r = encode_map(&tp.x, a.x, p.in_dtype, p.m, p.k, p.ldx, int(p.m));
+      CUresult r = encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(sh.block_rows)}, &tp.w);
+      if (r == CUDA_SUCCESS) r = encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(p.m)}, &tp.x);
       if (r != CUDA_SUCCESS)
         return Status(StatusCode::cuda_error, name_ + ": cuTensorMapEncodeTiled failed (" + std::to_string(int(r)) + ")");
       // Whole-stage 3D copies where K has at least one stage of full units; if the driver refuses the overlapping
@@ -242,8 +194,8 @@ class SkinnyKernel final : public Kernel {
       tp.kfull = int(p.k / kTmaUnitK);
       tp.use3 = 0;
       if (ws3_enabled() && tp.kfull >= wk &&
-          encode_map3(&tp.w3, a.w, p.in_dtype, p.n, tp.kfull, p.ldw, sh.block_rows, wk) == CUDA_SUCCESS &&
-          encode_map3(&tp.x3, a.x, p.in_dtype, p.m, tp.kfull, p.ldx, int(p.m), wk) == CUDA_SUCCESS)
+          encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(sh.block_rows), tp.kfull, uint32_t(wk)}, &tp.w3) == CUDA_SUCCESS &&
+          encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(p.m), tp.kfull, uint32_t(wk)}, &tp.x3) == CUDA_SUCCESS)
         tp.use3 = 1;
       const int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, xm) + 1024;
       const int dyn_max = ws_smem_bytes(cfg_.max_m);
@@ -266,8 +218,8 @@ class SkinnyKernel final : public Kernel {
       tp.p = prm;
       tp.x_rows = tma_x_rows(int(p.m), cfg_.max_m);
       tp.stages = tma_stages(1 << sh.wk_log2, tp.x_rows);
-      CUresult r = encode_map(&tp.w, a.w, p.in_dtype, p.n, p.k, p.ldw, sh.block_rows);
-      if (r == CUDA_SUCCESS) r = encode_map(&tp.x, a.x, p.in_dtype, p.m, p.k, p.ldx, tp.x_rows);
+      CUresult r = encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(sh.block_rows)}, &tp.w);
+      if (r == CUDA_SUCCESS) r = encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(tp.x_rows)}, &tp.x);
       if (r != CUDA_SUCCESS)
         return Status(StatusCode::cuda_error, name_ + ": cuTensorMapEncodeTiled failed (" + std::to_string(int(r)) + ")");
       cudaError_t e = cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSmemBytes);

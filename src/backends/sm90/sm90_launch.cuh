@@ -17,44 +17,10 @@
 
 #include "backends/sm90/sm90_config.h"
 #include "backends/sm90/sm90_kernel.cuh"
+#include "core/tensor_map.h"
 #include "tgemm/kernel.h"
 
 namespace tgemm::sm90 {
-
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// cuTensorMapEncodeTiled through the runtime's driver entry point, so the library needs no link-time dependency
-// on libcuda. Resolved once; nullptr if the driver does not have it.
-inline EncodeTiledFn encode_tiled_fn() {
-  static const EncodeTiledFn fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-      return EncodeTiledFn(nullptr);
-    }
-    return reinterpret_cast<EncodeTiledFn>(p);
-  }();
-  return fn;
-}
-
-// A [rows, cols] row-major 16-bit matrix (cols = K, contiguous) read in boxes of box_rows x 64 with the 128-byte
-// swizzle that the wgmma descriptors expect. Out-of-range box elements read as zero: that is the K tail.
-inline CUresult make_tmap(CUtensorMap* map, const void* ptr, DType dt, uint64_t rows, uint64_t cols, uint64_t ld,
-                          uint32_t box_rows) {
-  const EncodeTiledFn enc = encode_tiled_fn();
-  if (!enc) return CUDA_ERROR_NOT_SUPPORTED;
-  const cuuint64_t dims[2] = {cols, rows};
-  const cuuint64_t strides[1] = {ld * 2};
-  const cuuint32_t box[2] = {64, box_rows};
-  const cuuint32_t estr[2] = {1, 1};
-  return enc(map, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-             const_cast<void*>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-}
 
 inline Status cuda_status(const char* what, cudaError_t e) {
   return Status(StatusCode::cuda_error, std::string("sm90: ") + what + ": " + cudaGetErrorString(e));
@@ -162,10 +128,9 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
   if (st.err != cudaSuccess) return cuda_status("kernel setup", st.err);
 
   CUtensorMap tx, tw;
-  if (make_tmap(&tx, a.x, p.in_dtype, uint64_t(p.m), uint64_t(p.k), uint64_t(p.ldx),
-                uint32_t(T::kBM / T::kClusterN)) != CUDA_SUCCESS ||
-      make_tmap(&tw, a.w, p.in_dtype, uint64_t(p.n), uint64_t(p.k), uint64_t(p.ldw),
-                uint32_t(T::kBN / T::kClusterM)) != CUDA_SUCCESS) {
+  // X and W in boxes of one cluster slice of the tile (a CTA multicasts its slice to the cluster).
+  if (encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(T::kBM / T::kClusterN)}, &tx) != CUDA_SUCCESS ||
+      encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(T::kBN / T::kClusterM)}, &tw) != CUDA_SUCCESS) {
     return Status(StatusCode::cuda_error, "sm90: cuTensorMapEncodeTiled failed (unavailable or arguments rejected)");
   }
 
