@@ -2,7 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstdlib>
+#include "core/env.h"
 
 namespace tgemm {
 namespace {
@@ -27,10 +27,7 @@ EncodeTiledFn driver_encoder() {
 }
 
 bool cache_enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("TGEMM_TMA_CACHE");
-    return !(e && e[0] == '0');
-  }();
+  static const bool on = env_switch("TGEMM_TMA_CACHE");
   return on;
 }
 

@@ -15,6 +15,7 @@
 
 #include "backends/skinny/skinny_config.h"
 #include "backends/skinny/skinny_tma.h"
+#include "core/env.h"
 #include "core/tensor_map.h"
 #include "registry/registry.h"
 
@@ -45,10 +46,7 @@ constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
 
 // TGEMM_SKINNY_WS3=0: the persistent kernel fetches every stage unit by unit with 2D copies (A/B timing).
 bool ws3_enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("TGEMM_SKINNY_WS3");
-    return !(e && e[0] == '0');
-  }();
+  static const bool on = env_switch("TGEMM_SKINNY_WS3");
   return on;
 }
 
@@ -66,10 +64,7 @@ int ws_stage_cap(int64_t m) {
 
 // TGEMM_SKINNY_WS_SPLIT=0: the persistent "auto" kernels never split K across blocks (A/B timing; WK as before).
 bool ws_split_enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("TGEMM_SKINNY_WS_SPLIT");
-    return !(e && e[0] == '0');
-  }();
+  static const bool on = env_switch("TGEMM_SKINNY_WS_SPLIT");
   return on;
 }
 
@@ -92,10 +87,7 @@ int device_sm_count() {
 
 // TGEMM_SKINNY_PDL=0 launches without the programmatic-dependency attribute (for A/B measurements).
 bool pdl_enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("TGEMM_SKINNY_PDL");
-    return !(e && e[0] == '0');
-  }();
+  static const bool on = env_switch("TGEMM_SKINNY_PDL");
   return on;
 }
 
