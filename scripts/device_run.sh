@@ -74,6 +74,10 @@ for step in $STEPS; do
           PROF=""; [ -f "$OUT/tune_profile.csv" ] && PROF="--profile $OUT/tune_profile.csv"
           python3 scripts/decode_report.py --bench graph="$OUT/bench_decode_graph.csv" --bench plain="$OUT/bench_decode_plain.csv" \
             --copy-from-log "$OUT/bench_decode_graph.log" $PROF -o "$OUT/decode_report.md" | tail -2 ;;
+    # A/B of the tensor-map cache on plain launches (the default "decode" step has it on).
+    decode_nocache) TGEMM_TMA_CACHE=0 ./build-dev/tgemm bench -i shapes/decode.csv --timing plain --no-ceilings \
+            --csv "$OUT/bench_decode_plain_nocache.csv" ${DECODE_ARGS:-} > "$OUT/bench_decode_plain_nocache.log" 2>&1; rc=$?
+          tail -1 "$OUT/bench_decode_plain_nocache.log" ;;
     python) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 -m pytest tests/python -v -rs > "$OUT/pytest.log" 2>&1; rc=$?
             grep -E "passed|failed|PASSED|FAILED|SKIPPED|Error" "$OUT/pytest.log" | tail -40 ;;
     example) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 examples/vit_encoder_profile.py ${EXAMPLE_ARGS:-} 2>&1 | tee "$OUT/vit_example.log"; rc=$? ;;
