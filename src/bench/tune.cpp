@@ -66,6 +66,12 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
     r.ok = r.note.empty();
     out->push_back(r);
   }
+  // A candidate's result row (one per kernel name).
+  auto result_of = [&](const Plan* pl) -> CandidateResult* {
+    for (CandidateResult& r : *out)
+      if (r.kernel == pl->kernel->name()) return &r;
+    return nullptr;
+  };
   // 2. The passing candidates timed interleaved, so clock drift hits them alike.
   auto time_round = [&](const std::vector<const Plan*>& plans, const TimingOptions& t_opt, bool final_round) -> Status {
     std::vector<Launch> launches;
@@ -74,22 +80,16 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
     if (launches.empty()) return Status::Ok();
     if (Status st = time_interleaved(launches, o.rotations, t_opt, stream, &t); !st.ok()) return st;
     for (size_t i = 0; i < plans.size(); ++i)
-      for (CandidateResult& r : *out)
-        if (r.kernel == plans[i]->kernel->name()) {
-          r.us = t[i].median_us;
-          r.finalist = final_round;
-          if (!t[i].ok) r.ok = false, r.note = t[i].status.to_string();
-        }
+      if (CandidateResult* r = result_of(plans[i])) {
+        r->us = t[i].median_us;
+        r->finalist = final_round;
+        if (!t[i].ok) r->ok = false, r->note = t[i].status.to_string();
+      }
     return Status::Ok();
   };
   if (Status st = time_round(passed, opt.timing, false); !st.ok()) return st;
   // 3. The final round: the fastest few and cuBLASLt's default, with twice the iterations.
   const std::string lt = Registry::get().cublaslt() ? Registry::get().cublaslt()->name() : "";
-  auto result_of = [&](const Plan* pl) -> const CandidateResult* {
-    for (const CandidateResult& r : *out)
-      if (r.kernel == pl->kernel->name()) return &r;
-    return nullptr;
-  };
   std::vector<const Plan*> ranked;
   for (const Plan* pl : passed)
     if (const CandidateResult* r = result_of(pl); r && r->ok && r->us > 0) ranked.push_back(pl);
