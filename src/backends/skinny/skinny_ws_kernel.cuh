@@ -35,14 +35,14 @@
 // arrives last.
 //
 // M tiles 32 and 64 (kWide; WK <= 2, ws_max_wk): the consumers are two warpgroups, and each stage is multiplied with
-// wgmma m64nMTk16 (skinny_wgmma.cuh) straight from shared memory: WK = 1, warpgroup g takes rows 64g.. of the 128-row
+// wgmma m64nMTk16 (core/wgmma.cuh) straight from shared memory: WK = 1, warpgroup g takes rows 64g.. of the 128-row
 // unit; WK = 2, warpgroup g takes unit g of the 64-row tile. X of unit q sits in its own MT-row slot (the descriptor
 // needs 1024-byte aligned 8-row groups), fetched with a 2D copy of exactly M rows; rows M..MT-1 of the slot are stale
 // and feed only accumulator columns that are never stored, as with ldmatrix.
 #pragma once
 
 #include "backends/skinny/skinny_tma_kernel.cuh"
-#include "backends/skinny/skinny_wgmma.cuh"
+#include "core/wgmma.cuh"
 
 namespace tgemm::skinny {
 
@@ -176,14 +176,16 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
         dev::mbar_wait(full0 + 8 * slot, phase);
         if (live) {
           const uint32_t st = ring + uint32_t(slot) * stage_bytes;
-          const uint64_t da = dev::wg_desc_sw128(st + uint32_t(wk) * wbytes + uint32_t(wn >> 2) * 64 * 128);
-          const uint64_t db = dev::wg_desc_sw128(st + uint32_t(WK) * wbytes + uint32_t(wk) * xslot);
-          dev::wg_fence();
+          const uint64_t da = wgmma::desc_sw128(st + uint32_t(wk) * wbytes + uint32_t(wn >> 2) * 64 * 128);
+          const uint64_t db = wgmma::desc_sw128(st + uint32_t(WK) * wbytes + uint32_t(wk) * xslot);
+          // acc[NB][4] is the wgmma accumulator d[MT / 2] in the same order (core/wgmma.cuh).
+          float(&d)[MT / 2] = reinterpret_cast<float(&)[MT / 2]>(acc);
+          wgmma::fence();
 #pragma unroll
           for (int kk = 0; kk < 4; ++kk)  // k16 step kk: 32 bytes further along each 128-byte swizzled row
-            dev::WsWgmma<MT, std::is_same_v<T, __nv_bfloat16>>::mma(acc, da + 2 * kk, db + 2 * kk, 1u);
-          dev::wg_commit();
-          dev::wg_wait_all();  // the slot's bytes are read and acc is final before the slot may refill
+            Wgmma<MT, std::is_same_v<T, __nv_bfloat16>>::mma(d, da + 2 * kk, db + 2 * kk, 1u);
+          wgmma::commit();
+          wgmma::wait<0>();  // the slot's bytes are read and acc is final before the slot may refill
         }
         __syncwarp();
         if (lane == 0) dev::mbar_arrive(empty0 + 8 * slot);

@@ -37,7 +37,7 @@
 #include "backends/sm90/sm90_epilogue.cuh"
 #include "backends/sm90/sm90_ptx.cuh"
 #include "backends/sm90/sm90_scheduler.cuh"
-#include "backends/sm90/sm90_wgmma.cuh"
+#include "core/wgmma.cuh"
 
 namespace tgemm::sm90 {
 
@@ -189,7 +189,7 @@ __device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], con
     for (int ms = 0; ms < T::kMSub; ++ms)
 #pragma unroll
       for (int i = 0; i < T::kBN / 2; ++i) ptx::reg_fence(acc[ms][i]);
-    ptx::wgmma_fence();
+    wgmma::fence();
 #pragma unroll
     for (int kk = 0; kk < T::kBK / 16; ++kk) {
 #pragma unroll
@@ -198,10 +198,10 @@ __device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], con
                  b_desc0 + ((s * T::kBBytes + kk * 32) >> 4), (kt | kk) != 0);
       }
     }
-    ptx::wgmma_commit();
+    wgmma::commit();
     // Keep one k-step of wgmma in flight; the one before it is finished, so its slot can be refilled.
     if (kt > 0) {
-      ptx::wgmma_wait<1>();
+      wgmma::wait<1>();
       release(prev);
     }
     prev = s;
@@ -236,8 +236,8 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
   uint64_t a_desc0[T::kMSub];
 #pragma unroll
   for (int ms = 0; ms < T::kMSub; ++ms)
-    a_desc0[ms] = ptx::smem_desc_sw128(sm.base + T::kOffA + (g * T::kWgRows + ms * 64) * 128);
-  const uint64_t b_desc0 = ptx::smem_desc_sw128(sm.base + T::kOffB);
+    a_desc0[ms] = wgmma::desc_sw128(sm.base + T::kOffA + (g * T::kWgRows + ms * 64) * 128);
+  const uint64_t b_desc0 = wgmma::desc_sw128(sm.base + T::kOffB);
 
   // One arrival per warp on the slot of every CTA whose producer filled part of it.
   auto release = [&](uint32_t slot) {
@@ -289,7 +289,7 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
     ptx::named_bar_sync(kBiasBar + g, 128);
     if (staged) ptx::mbar_wait(sm.st_empty + 8 * g, st_phase ^ 1);
 
-    ptx::wgmma_wait<0>();
+    wgmma::wait<0>();
 #pragma unroll
     for (int ms = 0; ms < T::kMSub; ++ms)
 #pragma unroll
@@ -420,8 +420,8 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
   // Every stage holds one whole tile's k-slice: the warpgroup reads all BM rows of A.
   uint64_t a_desc0[T::kMSub];
 #pragma unroll
-  for (int ms = 0; ms < T::kMSub; ++ms) a_desc0[ms] = ptx::smem_desc_sw128(sm.base + T::kOffA + ms * 64 * 128);
-  const uint64_t b_desc0 = ptx::smem_desc_sw128(sm.base + T::kOffB);
+  for (int ms = 0; ms < T::kMSub; ++ms) a_desc0[ms] = wgmma::desc_sw128(sm.base + T::kOffA + ms * 64 * 128);
+  const uint64_t b_desc0 = wgmma::desc_sw128(sm.base + T::kOffB);
 
   auto release = [&](uint32_t slot) {
     if (lane < CS) {
@@ -465,7 +465,7 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
     Epi::stage_bias(bias, bias_smem, tid);
     ptx::named_bar_sync(kBiasBar + g, 128);
 
-    ptx::wgmma_wait<0>();
+    wgmma::wait<0>();
 #pragma unroll
     for (int ms = 0; ms < T::kMSub; ++ms)
 #pragma unroll

@@ -84,30 +84,11 @@ __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtens
       : "memory");
 }
 
-// ---- wgmma bookkeeping --------------------------------------------------------------------------------------
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
-}
+// ---- wgmma bookkeeping (fence, commit, wait and descriptors: core/wgmma.cuh) -----------------------------------
 
 // The compiler does not know that wgmma writes the accumulators asynchronously; tying each register to an empty
-// asm statement keeps it from moving reads of them across wgmma_wait or writes across wgmma_fence.
+// asm statement keeps it from moving reads of them across wgmma::wait or writes across wgmma::fence.
 __device__ __forceinline__ void reg_fence(float& r) { asm volatile("" : "+f"(r)::"memory"); }
-
-// K-major operand tile whose rows are 128 bytes (64 16-bit elements) with the 128-byte swizzle that TMA wrote:
-// 8-row groups are 1024 bytes apart (stride byte offset); the leading byte offset is unused for swizzled K-major
-// layouts (set to 1 by convention). The tile base must be 1024-byte aligned so the swizzle phase is zero.
-__device__ __forceinline__ uint64_t smem_desc_sw128(uint32_t addr) {
-  uint64_t d = 0;
-  d |= uint64_t((addr & 0x3FFFF) >> 4);
-  d |= uint64_t(1) << 16;
-  d |= uint64_t(1024 >> 4) << 32;
-  d |= uint64_t(1) << 62;
-  return d;
-}
 
 // ---- registers, cluster -------------------------------------------------------------------------------------
 
