@@ -69,6 +69,18 @@ __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
                : "r"(addr));
 }
 
+// The ring's barriers (full: the producer's one arrival plus the bytes; empty: one arrival per consumer warp) and the
+// descriptors of both tensor maps fetched ahead of the first copy. Called by one thread of the block.
+__device__ __forceinline__ void init_ring(uint32_t full0, uint32_t empty0, int stages, const TmaParams& tp) {
+  for (int i = 0; i < stages; ++i) {
+    mbar_init(full0 + 8 * i, 1);
+    mbar_init(empty0 + 8 * i, kWarps);
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.w) : "memory");
+  asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.x) : "memory");
+}
+
 // One 64-wide k-step from ldmatrix fragments: a[kk] is the warp's 16 W rows x 16 k of k16 step kk, b[nb][h] the
 // X fragments of rows 8 nb.. 8 nb + 7 (two k32 halves); blocks of X rows at or past m are skipped.
 template <class T, int NB>
@@ -135,13 +147,7 @@ __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kerne
   const bool producer = warp == kWarps;
 
   if (producer && lane == 0) {
-    for (int i = 0; i < ST; ++i) {
-      dev::mbar_init(full0 + 8 * i, 1);
-      dev::mbar_init(empty0 + 8 * i, kWarps);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.w) : "memory");
-    asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.x) : "memory");
+    dev::init_ring(full0, empty0, ST, tp);
     // Before the PDL wait only L2 prefetches of W: a bulk copy into shared memory issued here would be a read
     // of global memory that the memory model does not order after the previous grid's writes. W is never
     // written by it in a decode step, but nothing here can know that.

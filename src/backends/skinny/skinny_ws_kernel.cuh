@@ -98,13 +98,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const bool producer = warp == kWarps;
 
   if (producer && lane == 0) {
-    for (int i = 0; i < ST; ++i) {
-      dev::mbar_init(full0 + 8 * i, 1);
-      dev::mbar_init(empty0 + 8 * i, kWarps);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.w) : "memory");
-    asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.x) : "memory");
+    dev::init_ring(full0, empty0, ST, tp);
     // Before the PDL wait only L2 prefetches of the first item's W (see skinny_tma_kernel.cuh).
     const int64_t t0 = blockIdx.x / S, ub0 = (blockIdx.x - t0 * S) * ups;
     const int64_t pre = min(int64_t(ST) * WK, min(ups, ku - ub0));
