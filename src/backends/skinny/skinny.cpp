@@ -263,6 +263,9 @@ int mtile_index(int max_m) {
   return -1;
 }
 
+// Row of the default tables below for the problem's input dtype: 0 bf16, 1 fp16, -1 neither.
+int dtype_index(const Problem& p) { return p.in_dtype == DType::bf16 ? 0 : p.in_dtype == DType::fp16 ? 1 : -1; }
+
 }  // namespace
 }  // namespace tgemm::skinny
 
@@ -335,16 +338,13 @@ void add_skinny_kernels(BackendKernels& out) {
   // (scripts/dev/SKINNY_NOTES.md); they are the first fallbacks below.
   out.defaults = [defs](const Problem& p) -> std::vector<const Kernel*> {
     if (p.m < 1 || p.m > 16 || p.n < 1 || p.k < 1) return {};
-    int d = -1;
-    if (p.in_dtype == DType::bf16) d = 0;
-    if (p.in_dtype == DType::fp16) d = 1;
+    const int d = skinny::dtype_index(p);
     if (d < 0) return {};
-    // M <= 8 also takes the m16 tile: its shallower load batches (depth 4 against 8) streamed W faster on the
-    // H200 at every decode shape measured under graph replay (issue 4); rows past M add no W traffic.
-    const int t = 1;
     std::vector<const Kernel*> v;
     if (defs->ws_auto[d][0] && skinny::ws_preferred(p.m, p.n, p.k, skinny::device_sm_count())) v.push_back(defs->ws_auto[d][0]);
-    if (defs->auto_vec[d][t]) v.push_back(defs->auto_vec[d][t]);
+    // M <= 8 also takes the m16 tile: its shallower load batches (depth 4 against 8) streamed W faster on the
+    // H200 at every decode shape measured under graph replay (issue 4); rows past M add no W traffic.
+    if (const Kernel* k = defs->auto_vec[d][skinny::mtile_index(16)]) v.push_back(k);
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);
     return v;
   };
@@ -355,11 +355,11 @@ void add_skinny_kernels(BackendKernels& out) {
   // leading dimension that is not a multiple of 8, GPU test Dispatch.MmMatchesHostReferenceOnOddShapes).
   out.fallbacks = [defs](const Problem& p) -> std::vector<const Kernel*> {
     if (p.m <= 16 || p.m > 64 || p.n < 1 || p.k < 1) return {};
-    const int d = p.in_dtype == DType::bf16 ? 0 : p.in_dtype == DType::fp16 ? 1 : -1;
+    const int d = skinny::dtype_index(p);
     if (d < 0) return {};
     std::vector<const Kernel*> v;
     if (const Kernel* k = defs->ws_auto[d][2]) v.push_back(k);
-    if (const Kernel* k = defs->auto_vec[d][p.m <= 32 ? 2 : 3]) v.push_back(k);
+    if (const Kernel* k = defs->auto_vec[d][skinny::mtile_index(p.m <= 32 ? 32 : 64)]) v.push_back(k);
     if (defs->scalar[d]) v.push_back(defs->scalar[d]);
     return v;
   };
