@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "gpu_util.h"
+#include "backends/sm90/sm90_kernel_base.h"
 #include "registry/registry.h"
 
 namespace tgemm::testing {
@@ -31,6 +32,11 @@ std::vector<Case> cases_for(const Kernel& k) {
     shapes = {{128, 256, 64}, {300, 520, 1280}, {1000, 1000, 264}, {1, 8, 8}, {129, 136, 72}, {2048, 768, 2048}};
     // sm90 split-K (_skauto): {300, 520, 1280} already runs with 2 splits; this one with 4 (64x160) or more.
     if (k.name().find("_skauto_") != std::string::npos) shapes.push_back({256, 1280, 4096});
+    // sm90 swap-AB (small M, K split across a cluster): one token, a partly used token tile, odd N with a K tail
+    // (these split 8, 4 and 2 ways); the forced split counts are SwapAbEverySplitCount below.
+    if (k.name().find("_swapab_") != std::string::npos)
+      for (std::array<int64_t, 3> sh : {std::array<int64_t, 3>{1, 1000, 8216}, {l.tile_m - 3, 4104, 1048}, {l.tile_m + 5, 520, 2056}})
+        shapes.push_back(sh);
   }
   if (l.ld_multiple <= 1) {  // kernels that take any leading dimension get odd K and N too
     shapes.push_back({small_m ? l.max_m : 77, 131, 97});
@@ -88,6 +94,35 @@ TEST(Kernels, EveryKernelMatchesReference) {
     ++ran_kernels;
   }
   std::printf("checked %d kernels\n", ran_kernels);
+}
+
+// The swap-AB kernels sum a cluster's partial tiles through distributed shared memory: every split count (1, 2, 4,
+// 8) against the reference, at an M that leaves part of the token tile unused, odd N and a K tail.
+TEST(Kernels, SwapAbEverySplitCount) {
+  int ran = 0;
+  uint64_t seed = 9100;
+  for (const Kernel* k : kernels()) {
+    if (k->name().find("_swapab_") == std::string::npos) continue;
+    const auto* sk = static_cast<const sm90::Sm90KernelBase*>(k);
+    const DType in = sk->config().in;
+    for (uint32_t s : {1u, 2u, 4u, 8u})
+      for (std::array<int64_t, 3> sh : {std::array<int64_t, 3>{k->limits().tile_m - 1, 1000, 4104}, {3, 392, 1000}}) {
+        const Case c{sh[0], sh[1], sh[2], in, s % 4 == 0 ? DType::fp32 : in, int(s % 3), 0, 0, 0};
+        Guarded g;
+        TGEMM_OK(make_guarded(c, seed += 11, &g));
+        ASSERT_TRUE(k->can_implement(g.args().p).ok()) << k->name() << " " << c.str();
+        TGEMM_OK(sk->run_splits(g.args(), nullptr, 0, s, nullptr));
+        CUDA_OK(cudaDeviceSynchronize());
+        bench::Compare cmp;
+        TGEMM_OK(bench::compare(g.args(), bench::default_tol(c.out), &cmp, nullptr));
+        EXPECT_EQ(cmp.unwritten, 0) << k->name() << " splits " << s << " " << c.str() << ": " << cmp.to_string();
+        EXPECT_EQ(cmp.not_close, 0) << k->name() << " splits " << s << " " << c.str() << ": " << cmp.to_string();
+        expect_guards_intact(g, k->name());
+        ++ran;
+      }
+  }
+  if (ran == 0) GTEST_SKIP() << "no swap-AB kernel registered in this build";
+  std::printf("swap-AB: %d (kernel, split count, shape) runs checked\n", ran);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "backends/skinny/skinny_config.h"
 #include "backends/skinny/skinny_tma.h"
 #include "core/env.h"
+#include "core/smem_optin.h"
 #include "core/tensor_map.h"
 #include "registry/registry.h"
 
@@ -191,19 +192,8 @@ class SkinnyKernel final : public Kernel {
         tp.use3 = 1;
       const int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, xm) + 1024;
       const int dyn_max = ws_smem_bytes(cfg_.max_m);
-      // The opt-in once per device (a driver call per launch is host time that plain launches pay).
-      int dev = -1;
-      if (cudaGetDevice(&dev) != cudaSuccess) {
-        (void)cudaGetLastError();
-        dev = -1;
-      }
-      const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;  // 0: not cached, opt in every launch
-      if (!bit || !(smem_opted_.load(std::memory_order_acquire) & bit)) {
-        cudaError_t e = cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_max);
-        if (e != cudaSuccess)
-          return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
-        smem_opted_.fetch_or(bit, std::memory_order_acq_rel);
-      }
+      if (cudaError_t e = smem_optin_.ensure(fn_, dyn_max); e != cudaSuccess)
+        return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
       lc.blockDim = dim3(kTmaThreads, 1, 1);
       lc.dynamicSmemBytes = size_t(dyn);
     } else if (cfg_.tma) {
@@ -214,8 +204,7 @@ class SkinnyKernel final : public Kernel {
       if (r == CUDA_SUCCESS) r = encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(tp.x_rows)}, &tp.x);
       if (r != CUDA_SUCCESS)
         return Status(StatusCode::cuda_error, name_ + ": cuTensorMapEncodeTiled failed (" + std::to_string(int(r)) + ")");
-      cudaError_t e = cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSmemBytes);
-      if (e != cudaSuccess)
+      if (cudaError_t e = smem_optin_.ensure(fn_, kTmaSmemBytes); e != cudaSuccess)
         return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
       lc.blockDim = dim3(kTmaThreads, 1, 1);
       lc.dynamicSmemBytes = size_t(tp.stages) * tma_stage_bytes(1 << sh.wk_log2, tp.x_rows) + 1024;
@@ -254,7 +243,7 @@ class SkinnyKernel final : public Kernel {
   std::string name_;
   Limits limits_;
   const void* fn_;
-  mutable std::atomic<uint64_t> smem_opted_{0};  // persistent variant: devices whose smem opt-in is done
+  SmemOptIn smem_optin_;  // the TMA variants' opt-in, once per device
 };
 
 int mtile_index(int max_m) {

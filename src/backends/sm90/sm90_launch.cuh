@@ -17,6 +17,7 @@
 
 #include "backends/sm90/sm90_config.h"
 #include "backends/sm90/sm90_kernel.cuh"
+#include "backends/sm90/sm90_kernel_base.h"
 #include "core/tensor_map.h"
 #include "tgemm/kernel.h"
 
@@ -45,6 +46,22 @@ inline int current_sm_count() {
     sms[dev] = cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && v > 0 ? v : 132;
   });
   return sms[dev];
+}
+
+// The run-time epilogue parameters of a call (both sm90 skeletons); split-K fields stay at their defaults.
+inline EpilogueParams epilogue_params(const GemmArgs& a) {
+  const Problem& p = a.p;
+  EpilogueParams ep;
+  ep.y = a.y;
+  ep.ldy = p.ldy;
+  ep.bias = a.bias;
+  ep.m = uint32_t(p.m);
+  ep.n = uint32_t(p.n);
+  ep.out = p.out_dtype == DType::bf16 ? OutKind::bf16 : p.out_dtype == DType::fp16 ? OutKind::fp16 : OutKind::fp32;
+  ep.bias_kind = !(p.has_bias && a.bias) ? BiasKind::none
+                 : p.bias_dtype == DType::fp32 ? BiasKind::fp32
+                                               : BiasKind::same_as_input;
+  return ep;
 }
 
 // Split-K cost model, in k-steps of one tile on one SM: a persistent CTA runs its units one after another, so a
@@ -134,16 +151,7 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
     return Status(StatusCode::cuda_error, "sm90: cuTensorMapEncodeTiled failed (unavailable or arguments rejected)");
   }
 
-  EpilogueParams ep;
-  ep.y = a.y;
-  ep.ldy = p.ldy;
-  ep.bias = a.bias;
-  ep.m = uint32_t(p.m);
-  ep.n = uint32_t(p.n);
-  ep.out = p.out_dtype == DType::bf16 ? OutKind::bf16 : p.out_dtype == DType::fp16 ? OutKind::fp16 : OutKind::fp32;
-  ep.bias_kind = !(p.has_bias && a.bias) ? BiasKind::none
-                 : p.bias_dtype == DType::fp32 ? BiasKind::fp32
-                                               : BiasKind::same_as_input;
+  EpilogueParams ep = epilogue_params(a);
 
   const uint64_t m_blocks = (uint64_t(p.m) + T::kBM - 1) / T::kBM;
   const uint64_t n_blocks = (uint64_t(p.n) + T::kBN - 1) / T::kBN;
@@ -183,51 +191,16 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
   return Status::Ok();
 }
 
-// What the defaults heuristic needs to know about a registered kernel beyond the Kernel interface.
-class Sm90KernelBase : public Kernel {
- public:
-  virtual const Config& config() const = 0;
-  // Split-K configurations: the split count `run` picks for a problem (1 for the others).
-  virtual uint32_t splits_for(const Problem&) const { return 1; }
-  // `run` with a given split count (development harness); needs splitk_workspace_bytes of workspace.
-  virtual Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, uint32_t splits,
-                            cudaStream_t stream) const = 0;
-};
-
 // One registered configuration.
 template <class T>
 class Sm90Kernel final : public Sm90KernelBase {
  public:
-  Sm90Kernel() : name_(config_name(T::kConfig)) {
-    lim_.y_index_bits = T::kIndexBits;
-    lim_.x_index_bits = 64;  // X and W are read through TMA: only the TMA limits apply
-    lim_.w_index_bits = 64;
-    lim_.uses_tma = true;
-    lim_.ld_multiple = 8;  // 16-byte TMA strides; also keeps every 16-byte Y chunk aligned
-    lim_.ptr_align = 16;   // TMA global addresses; 16-byte Y stores
-    lim_.bias_align = 2;   // bias is read element by element; fp32 bias additionally needs 4 (can_implement)
-    lim_.tile_m = T::kBM;
-    lim_.tile_n = T::kBN;
-    lim_.in_dtypes = dtype_bit(T::kIn);
-    lim_.out_dtypes = dtype_bit(DType::bf16) | dtype_bit(DType::fp16) | dtype_bit(DType::fp32);
-    lim_.bias_same_as_input = true;
-    lim_.bias_fp32 = true;
-    lim_.k_zero = false;  // the accumulators are initialised by the first k-step's wgmma
-  }
-  const Config& config() const override { return T::kConfig; }
-  const std::string& name() const override { return name_; }
-  Backend backend() const override { return Backend::sm90; }
-  const Limits& limits() const override { return lim_; }
+  Sm90Kernel() : Sm90KernelBase(T::kConfig, T::kBM, T::kBN) {}
 
-  // Limits beyond Limits: an fp32 bias is read with 4-byte loads (Limits has one bias alignment for both bias
-  // dtypes), and the scheduler numbers cluster tiles in 32 bits.
+  // Beyond the common limits: the scheduler numbers cluster tiles in 32 bits.
   Verdict can_implement(const Problem& p) const override {
-    Verdict v = check_limits(lim_, p);
+    Verdict v = check_common(p);
     if (!v.ok()) return v;
-    if (p.has_bias && p.bias_dtype == DType::fp32 && p.align_bias < 4) {
-      return Verdict{Verdict::Kind::unsupported,
-                     "fp32 bias pointer aligned to " + std::to_string(p.align_bias) + " bytes < 4 required"};
-    }
     const uint64_t m_tiles = (uint64_t(p.m) + T::kBM * T::kClusterM - 1) / (T::kBM * T::kClusterM);
     const uint64_t n_tiles = (uint64_t(p.n) + T::kBN * T::kClusterN - 1) / (T::kBN * T::kClusterN);
     // (split-K multiplies the units by splits_for(p), which is 1 unless that product stays below 2^31)
@@ -257,10 +230,6 @@ class Sm90Kernel final : public Sm90KernelBase {
                     cudaStream_t stream) const override {
     return launch<T>(args, stream, ws, ws_bytes, splits);
   }
-
- private:
-  std::string name_;
-  Limits lim_;
 };
 
 template <class T>

@@ -1,0 +1,60 @@
+// What the sm90 family's registration, its default heuristic and the tests know about a registered sm90 kernel
+// beyond the Kernel interface. Plain C++ (no device code), so host-only files can include it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backends/sm90/sm90_config.h"
+#include "tgemm/kernel.h"
+
+namespace tgemm::sm90 {
+
+// What every sm90 kernel shares (both skeletons: sm90_kernel.cuh and sm90_swapab.cuh), and what the defaults
+// heuristic and the tests need to know beyond the Kernel interface.
+class Sm90KernelBase : public Kernel {
+ public:
+  // The Limits both skeletons share: X and W through TMA (only TMA's limits apply to them), 16-byte aligned
+  // pointers and leading dimensions of multiples of 8 elements (TMA strides), every output dtype, bias in the input
+  // dtype or fp32 (read element by element), K > 0 (the first k-step's wgmma initialises the accumulators).
+  Sm90KernelBase(const Config& c, int64_t tile_m, int64_t tile_n) : config_(c), name_(config_name(c)) {
+    lim_.y_index_bits = c.index_bits;
+    lim_.x_index_bits = 64;
+    lim_.w_index_bits = 64;
+    lim_.uses_tma = true;
+    lim_.ld_multiple = 8;
+    lim_.ptr_align = 16;
+    lim_.bias_align = 2;  // an fp32 bias needs 4 (check_common)
+    lim_.tile_m = tile_m;
+    lim_.tile_n = tile_n;
+    lim_.in_dtypes = dtype_bit(c.in);
+    lim_.out_dtypes = dtype_bit(DType::bf16) | dtype_bit(DType::fp16) | dtype_bit(DType::fp32);
+    lim_.bias_same_as_input = true;
+    lim_.bias_fp32 = true;
+    lim_.k_zero = false;
+  }
+  const Config& config() const { return config_; }
+  const std::string& name() const override { return name_; }
+  Backend backend() const override { return Backend::sm90; }
+  const Limits& limits() const override { return lim_; }
+  // Split-K configurations: the split count `run` picks for a problem (1 for the others).
+  virtual uint32_t splits_for(const Problem&) const { return 1; }
+  // `run` with a given split count (development harness, tests); the persistent skeleton's split-K needs
+  // splitk_workspace_bytes of workspace.
+  virtual Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, uint32_t splits,
+                            cudaStream_t stream) const = 0;
+
+ protected:
+  // check_limits, and an fp32 bias's 4-byte alignment (Limits has one bias alignment for both bias dtypes).
+  Verdict check_common(const Problem& p) const {
+    Verdict v = check_limits(lim_, p);
+    if (v.ok() && p.has_bias && p.bias_dtype == DType::fp32 && p.align_bias < 4)
+      return {Verdict::Kind::unsupported, "fp32 bias pointer aligned to " + std::to_string(p.align_bias) + " bytes < 4 required"};
+    return v;
+  }
+  Config config_;
+  std::string name_;
+  Limits lim_;
+};
+
+}  // namespace tgemm::sm90

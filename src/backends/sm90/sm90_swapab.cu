@@ -1,0 +1,162 @@
+// Host side of the small-M skeleton (sm90_swapab.cuh): the split choice, the launch, the Kernel wrapper and its
+// registered instantiations.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <array>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/sm90/sm90_launch.cuh"
+#include "backends/sm90/sm90_swapab.cuh"
+#include "core/tensor_map.h"
+
+namespace tgemm::sm90 {
+
+namespace {
+
+// Per device and instantiation: the shared-memory opt-in, and how many CTAs run at once for each cluster size
+// (clusters of 8 do not tile every GPC, so 8-CTA clusters fill fewer SMs than single CTAs).
+struct SwapAbDevice {
+  std::once_flag once;
+  cudaError_t err = cudaSuccess;
+  std::array<int, 4> concurrent{};  // CTAs resident at once with clusters of 1, 2, 4, 8
+};
+
+template <class T>
+SwapAbDevice* device_state(int dev) {
+  static std::array<SwapAbDevice, kMaxDevices> states;
+  SwapAbDevice& st = states[dev];
+  std::call_once(st.once, [&] {
+    auto* fn = swapab_kernel<T>;
+    st.err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+    for (int i = 0; i < 4 && st.err == cudaSuccess; ++i) {
+      const int cs = 1 << i;
+      cudaLaunchConfig_t cfg{};
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim = {unsigned(cs), 1, 1};
+      cfg.gridDim = dim3(unsigned(cs * 64), 1, 1);
+      cfg.blockDim = dim3(T::kThreads, 1, 1);
+      cfg.dynamicSmemBytes = T::kSmemBytes;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      int clusters = 0;
+      st.err = cudaOccupancyMaxActiveClusters(&clusters, fn, &cfg);
+      st.concurrent[size_t(i)] = clusters * cs;
+    }
+    if (st.err == cudaSuccess && st.concurrent[0] < 1) st.err = cudaErrorInvalidConfiguration;
+  });
+  return &st;
+}
+
+// Split count for a problem, in k-steps of one CTA: a wave of CTAs costs its k-steps per CTA plus a fixed start
+// (pipeline fill, ~4 k-steps) and, split, the cluster reduction (~2). `concurrent[i]`: CTAs resident with clusters
+// of 2^i. A pure function of the problem and the device, so a problem always gets the same bits.
+// Clusters of 4 and 8 measured 1.3-2x slower than 2 on every shape of run 43 (K scaling at 32 and 256 x 4096), so
+// the automatic choice stops at 2.
+uint32_t choose_swapab_splits(const Problem& p, int mt, int wrows, const std::array<int, 4>& concurrent) {
+  const uint64_t tiles = ((uint64_t(p.n) + wrows - 1) / wrows) * ((uint64_t(p.m) + mt - 1) / mt);
+  const uint64_t nk = (uint64_t(p.k) + 63) / 64;
+  uint32_t best = 1;
+  double best_cost = 0;
+  for (uint32_t i = 0; i < 2; ++i) {
+    const uint32_t s = 1u << i;
+    if (s > 1 && nk / s < 4) break;  // at least 4 k-steps per split
+    const double conc = std::max(1, concurrent[i]);
+    const double waves = std::ceil(double(tiles * s) / conc);
+    const double cost = waves * (std::ceil(double(nk) / s) + 4.0 + (s > 1 ? 2.0 : 0.0));
+    if (i == 0 || cost < 0.97 * best_cost) {
+      best = s;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+template <class T>
+class SwapAbKernel final : public Sm90KernelBase {
+ public:
+  SwapAbKernel() : Sm90KernelBase(T::kConfig, T::kMT, T::kWRows) {
+    lim_.max_m = int64_t(65535) * T::kMT;  // M tiles are gridDim.y
+  }
+  Verdict can_implement(const Problem& p) const override {
+    Verdict v = check_common(p);
+    if (!v.ok()) return v;
+    const uint64_t ctas = ((uint64_t(p.n) + T::kWRows - 1) / T::kWRows) * T::kMaxSplits;
+    if (ctas > uint64_t(INT32_MAX))
+      return {Verdict::Kind::addressing, "N / " + std::to_string(T::kWRows) + " x " + std::to_string(T::kMaxSplits) +
+                                             " splits > 2^31-1 CTAs (gridDim.x)"};
+    return v;
+  }
+  uint32_t splits_for(const Problem& p) const override {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 1;
+    // Development: TGEMM_SWAPAB_SPLITS=s forces the split count (the K-scaling measurements of session 5).
+    static const int forced = [] { const char* e = std::getenv("TGEMM_SWAPAB_SPLITS"); return e ? std::atoi(e) : 0; }();
+    if (forced > 0) return uint32_t(forced);
+    const SwapAbDevice* st = device_state<T>(dev);
+    return st->err == cudaSuccess ? choose_swapab_splits(p, T::kMT, T::kWRows, st->concurrent) : 1;
+  }
+  Status run(const GemmArgs& args, void*, size_t, cudaStream_t stream) const override {
+    return launch(args, stream, splits_for(args.p));
+  }
+  // `splits`: 1, 2, 4 or 8 (rounded down to one of them), at most the k-steps.
+  Status run_splits(const GemmArgs& args, void*, size_t, uint32_t splits, cudaStream_t stream) const override {
+    return launch(args, stream, splits);
+  }
+
+ private:
+  Status launch(const GemmArgs& a, cudaStream_t stream, uint32_t splits) const {
+    const Problem& p = a.p;
+    if (p.m == 0 || p.n == 0) return Status::Ok();
+    const uint32_t nk = uint32_t((uint64_t(p.k) + T::kBK - 1) / T::kBK);
+    splits = std::clamp<uint32_t>(splits, 1, std::min<uint32_t>(T::kMaxSplits, nk));
+    while (splits & (splits - 1)) splits &= splits - 1;  // a power of two: each rank reduces 128 / S rows
+    int dev = 0;
+    if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status("cudaGetDevice", e);
+    if (dev < 0 || dev >= kMaxDevices) return Status(StatusCode::internal, "sm90: device index out of range");
+    const SwapAbDevice* st = device_state<T>(dev);
+    if (st->err != cudaSuccess) return cuda_status("swapab kernel setup", st->err);
+
+    CUtensorMap tx, tw;
+    if (encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(T::kMT)}, &tx) != CUDA_SUCCESS ||
+        encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(T::kWRows)}, &tw) != CUDA_SUCCESS)
+      return Status(StatusCode::cuda_error, "sm90: cuTensorMapEncodeTiled failed (unavailable or arguments rejected)");
+    EpilogueParams ep = epilogue_params(a);
+    ep.splits = splits;
+
+    const uint64_t n_tiles = (uint64_t(p.n) + T::kWRows - 1) / T::kWRows;
+    const uint64_t m_tiles = (uint64_t(p.m) + T::kMT - 1) / T::kMT;
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim = {splits, 1, 1};
+    cfg.gridDim = dim3(uint32_t(n_tiles * splits), uint32_t(m_tiles), 1);
+    cfg.blockDim = dim3(T::kThreads, 1, 1);
+    cfg.dynamicSmemBytes = T::kSmemBytes;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    if (cudaError_t e = cudaLaunchKernelEx(&cfg, swapab_kernel<T>, tx, tw, ep, uint32_t(p.k)); e != cudaSuccess)
+      return cuda_status("swapab launch", e);
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+// 64 W rows x 64 or 128 tokens per CTA, 12 or 8 stages (~192 KB). Session 5 (docs/benchmarks.md runs 39-44): the
+// 128-row variants (MT 64, 128, 256, one or two CTAs per SM) were slower on every M <= 128 shape measured, so only
+// the 64-row ones are registered; against cuBLASLt they reach 1.0-1.08x on a few long-K layers at M = 64-128.
+void add_swapab(std::vector<std::unique_ptr<Kernel>>& out) {
+  out.push_back(std::make_unique<SwapAbKernel<SwapAbTraits<DType::bf16, 64, 12, 64>>>());
+  out.push_back(std::make_unique<SwapAbKernel<SwapAbTraits<DType::bf16, 128, 8, 64>>>());
+  out.push_back(std::make_unique<SwapAbKernel<SwapAbTraits<DType::fp16, 128, 8, 64>>>());
+}
+
+}  // namespace tgemm::sm90
