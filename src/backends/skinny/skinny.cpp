@@ -55,8 +55,7 @@ bool ws3_enabled() {
 // every M; A/B timing of the bytes in flight). Shared memory may allow fewer (ws_stages).
 int ws_stage_cap(int64_t m) {
   static const int env = [] {
-    const char* e = std::getenv("TGEMM_SKINNY_WS_STAGES");
-    const int v = e ? std::atoi(e) : 0;
+    const int v = env_int("TGEMM_SKINNY_WS_STAGES", 0);
     return v >= 2 && v <= kWsMaxStages ? v : 0;
   }();
   if (env > 0) return env;

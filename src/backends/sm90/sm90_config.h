@@ -31,7 +31,7 @@ struct Config {
   bool splitk = false;
   // Cooperative only: warpgroup 1 starts each tile `lag` k-steps after warpgroup 0 (0 = together); see run_consumer.
   int lag = 0;
-  // The small-M skeleton (sm90_swapab.cuh): W rows are the wgmma M side (bn = 128 per CTA), tokens the N side
+  // The small-M skeleton (sm90_swapab.cuh): W rows are the wgmma M side (bn = 64 or 128 per CTA), tokens the N side
   // (bm = MT), K split across a cluster (splitk: the split count per problem).
   bool swapab = false;
 };
@@ -39,7 +39,7 @@ struct Config {
 // e.g. "sm90_bf16_128x256x64_s3_c2x1_i32"; a direct epilogue adds "_ed" and the ping-pong schedule "_pp" before
 // the index width ("sm90_bf16_64x256x64_s4_c1x1_pp_i32": each consumer warpgroup computes a 64x256 tile), and
 // split-K with a per-problem split count "_skauto" after that ("sm90_bf16_64x256x64_s5_c1x1_pp_skauto_i64").
-// The small-M skeleton: "sm90_bf16_swapab_128x64x64_s8_cks_i64" (128 W rows x 64 tokens x 64 k per CTA, 8 stages,
+// The small-M skeleton: "sm90_bf16_swapab_64x64x64_s12_cks_i64" (64 W rows x 64 tokens x 64 k per CTA, 12 stages,
 // K split across a cluster by a per-problem count).
 inline std::string config_name(const Config& c) {
   std::string s = "sm90_";

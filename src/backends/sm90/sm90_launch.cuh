@@ -48,6 +48,23 @@ inline int current_sm_count() {
   return sms[dev];
 }
 
+// How many clusters of `cluster` CTAs of kernel `fn` (`threads` threads, `smem` bytes of dynamic shared memory) can
+// be resident at once (cudaOccupancyMaxActiveClusters; not every SM can host a cluster member).
+inline cudaError_t max_active_clusters(const void* fn, int threads, int smem, int cluster, int* out) {
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = unsigned(cluster);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.gridDim = dim3(unsigned(cluster * 64), 1, 1);
+  cfg.blockDim = dim3(unsigned(threads), 1, 1);
+  cfg.dynamicSmemBytes = size_t(smem);
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cudaOccupancyMaxActiveClusters(out, fn, &cfg);
+}
+
 // The run-time epilogue parameters of a call (both sm90 skeletons); split-K fields stay at their defaults.
 inline EpilogueParams epilogue_params(const GemmArgs& a) {
   const Problem& p = a.p;
@@ -125,18 +142,8 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
     if (st.err != cudaSuccess) return;
     if constexpr (T::kClusterSize > 1) {
       // Not every SM can host a cluster member (GPC granularity): size the persistent grid by what fits.
-      cudaLaunchConfig_t cfg{};
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = T::kClusterSize;
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = 1;
-      cfg.gridDim = dim3(T::kClusterSize * 64, 1, 1);
-      cfg.blockDim = dim3(T::kThreads, 1, 1);
-      cfg.dynamicSmemBytes = T::kSmemBytes;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
-      st.err = cudaOccupancyMaxActiveClusters(&st.max_clusters, fn, &cfg);
+      st.err = max_active_clusters(reinterpret_cast<const void*>(fn), T::kThreads, T::kSmemBytes, T::kClusterSize,
+                                   &st.max_clusters);
     } else {
       st.err = cudaDeviceGetAttribute(&st.max_clusters, cudaDevAttrMultiProcessorCount, dev);
     }

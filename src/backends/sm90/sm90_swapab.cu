@@ -4,7 +4,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <array>
 #include <memory>
 #include <mutex>
@@ -14,18 +13,19 @@
 #include "backends/sm90/sm90_launch.cuh"
 #include "backends/sm90/sm90_swapab.cuh"
 #include "backends/sm90/sm90_swapab_plan.h"
+#include "core/env.h"
 #include "core/tensor_map.h"
 
 namespace tgemm::sm90 {
 
 namespace {
 
-// Per device and instantiation: the shared-memory opt-in, and how many CTAs run at once for each cluster size
-// (clusters of 8 do not tile every GPC, so 8-CTA clusters fill fewer SMs than single CTAs).
+// Per device and instantiation: the shared-memory opt-in, and how many CTAs run at once unclustered and in
+// clusters of 2 (the automatic split choices; sm90_swapab_plan.h).
 struct SwapAbDevice {
   std::once_flag once;
   cudaError_t err = cudaSuccess;
-  std::array<int, 4> concurrent{};  // CTAs resident at once with clusters of 1, 2, 4, 8
+  std::array<int, 2> concurrent{};  // CTAs resident at once with clusters of 1, 2
 };
 
 template <class T>
@@ -33,21 +33,12 @@ SwapAbDevice* device_state(int dev) {
   static std::array<SwapAbDevice, kMaxDevices> states;
   SwapAbDevice& st = states[dev];
   std::call_once(st.once, [&] {
-    auto* fn = swapab_kernel<T>;
+    const void* fn = reinterpret_cast<const void*>(swapab_kernel<T>);
     st.err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
-    for (int i = 0; i < 4 && st.err == cudaSuccess; ++i) {
+    for (int i = 0; i < 2 && st.err == cudaSuccess; ++i) {
       const int cs = 1 << i;
-      cudaLaunchConfig_t cfg{};
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim = {unsigned(cs), 1, 1};
-      cfg.gridDim = dim3(unsigned(cs * 64), 1, 1);
-      cfg.blockDim = dim3(T::kThreads, 1, 1);
-      cfg.dynamicSmemBytes = T::kSmemBytes;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
       int clusters = 0;
-      st.err = cudaOccupancyMaxActiveClusters(&clusters, fn, &cfg);
+      st.err = max_active_clusters(fn, T::kThreads, T::kSmemBytes, cs, &clusters);
       st.concurrent[size_t(i)] = clusters * cs;
     }
     if (st.err == cudaSuccess && st.concurrent[0] < 1) st.err = cudaErrorInvalidConfiguration;
@@ -74,7 +65,7 @@ class SwapAbKernel final : public Sm90KernelBase {
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 1;
     // Development: TGEMM_SWAPAB_SPLITS=s forces the split count (the K-scaling measurements of session 5).
-    static const int forced = [] { const char* e = std::getenv("TGEMM_SWAPAB_SPLITS"); return e ? std::atoi(e) : 0; }();
+    static const int forced = env_int("TGEMM_SWAPAB_SPLITS", 0);
     if (forced > 0) return uint32_t(forced);
     const SwapAbDevice* st = device_state<T>(dev);
     return st->err == cudaSuccess ? choose_swapab_splits(p, T::kMT, T::kWRows, st->concurrent) : 1;

@@ -64,10 +64,8 @@ struct SwapAbTraits {
   static constexpr int kPBytes = kWRows * kPRowBytes;
   static constexpr int kOffBars = (kRingBytes > kPBytes ? kRingBytes : kPBytes);
   static constexpr int kNumBars = 2 * kStages;
-  static constexpr int kSmemBytes = kOffBars + kNumBars * 8 + 1024;  // + 1024: the kernel aligns its base
-  // Two CTAs per SM where two fit (the SM's 228 KB less 1 KB reserved per CTA). Run 40 measured such variants (4 or
-  // 3 stages) no faster than one CTA with twice the stages, so the registered ones fill the SM with one.
-  static constexpr int kCtasPerSm = 2 * (kSmemBytes + 1024) <= 233472 ? 2 : 1;
+  // + 1024: the kernel aligns its base. One CTA per SM: run 40 measured two per SM (half the stages each) no faster.
+  static constexpr int kSmemBytes = kOffBars + kNumBars * 8 + 1024;
 
   static_assert(In == DType::bf16 || In == DType::fp16, "inputs are 16-bit");
   static_assert(MT == 64 || MT == 128 || MT == 256, "wgmma N of 64, 128 or 256 tokens");
@@ -145,7 +143,7 @@ __device__ __forceinline__ void reduce_store(const EpilogueParams& ep, uint32_t 
 
 // grid (S * n_tiles, m_tiles), clusters of (S, 1, 1); `k` the reduction length.
 template <class T>
-__global__ void __launch_bounds__(T::kThreads, T::kCtasPerSm)
+__global__ void __launch_bounds__(T::kThreads, 1)
     swapab_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_w,
                   const EpilogueParams ep, const uint32_t k) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -13,10 +13,10 @@ namespace tgemm::sm90 {
 
 // Split count for a problem, in k-steps of one CTA: a wave of CTAs costs its k-steps per CTA plus a fixed start
 // (pipeline fill, ~4 k-steps) and, split, the cluster reduction (~2). `concurrent[i]`: CTAs resident with clusters
-// of 2^i. A pure function of the problem and the device, so a problem always gets the same bits.
+// of 2^i (1 and 2). A pure function of the problem and the device, so a problem always gets the same bits.
 // Clusters of 4 and 8 measured 1.3-2x slower than 2 on every shape of run 43 (K scaling at 32 and 256 x 4096), so
 // the automatic choice stops at 2.
-inline uint32_t choose_swapab_splits(const Problem& p, int mt, int wrows, const std::array<int, 4>& concurrent) {
+inline uint32_t choose_swapab_splits(const Problem& p, int mt, int wrows, const std::array<int, 2>& concurrent) {
   const uint64_t tiles = ((uint64_t(p.n) + wrows - 1) / wrows) * ((uint64_t(p.m) + mt - 1) / mt);
   const uint64_t nk = (uint64_t(p.k) + 63) / 64;
   uint32_t best = 1;
