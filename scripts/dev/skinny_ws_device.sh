@@ -2,7 +2,7 @@
 # One device call for the persistent skinny kernel (skinny_ws_kernel.cuh): build, then `tgemm bench` on
 # shapes/decode.csv with forced kernels beside cuBLASLt (graph replay; A/B runs with TGEMM_SKINNY_WS3=0 and a capped
 # ring; plain launches), the untuned default (an empty table), the GPU kernel tests, and optional ncu cases.
-#   WS_GRAPH=k1,k2 WS_AB=k1 WS_PLAIN=k1,k2 WS_DEFAULT=1 WS_TESTS=1 WS_NCU="1,28672,4096,False|k" \
+#   WS_GRAPH=k1,k2 WS_AB=k1 WS_PLAIN=k1,k2 WS_DEFAULT=1 WS_TESTS=1 WS_NCU="1,28672,4096,False|k" WS_ENV_KERNELS=k1,k2 \
 #     bash scripts/dev/skinny_ws_device.sh        (carry .deps; logs in $OUT/ws_logs.tgz)
 # Shorter calls: WS_EXCLUDE=sm90 leaves backends out of the build (no embedded tables then: `tgemm mm` is the
 # untuned default), WS_TARGETS="tgemm_cli tgemm_gpu_tests" builds only those, WS_SPLITAB=k1 times k1 again with
@@ -40,8 +40,19 @@ if [ -n "${WS_DEFAULT:-}" ]; then  # the untuned default: an empty table, mm onl
   bench default_graph 25 TGEMM_CONFIG=scripts/dev/skinny_empty_table.csv $B bench -i $S --timing graph --iters $IT
   bench default_plain 25 TGEMM_CONFIG=scripts/dev/skinny_empty_table.csv $B bench -i $S --no-ceilings --timing plain --iters $IT
 fi
+# Environment A/B: each variant of WS_ENV_VARIANTS ("A=1,B=2 A=3 -": comma-separated assignments, "-" for none) times
+# WS_ENV_KERNELS, the variants alternating, WS_ENV_REPS rounds (x cuBLASLt is interleaved inside each process).
+if [ -n "${WS_ENV_KERNELS:-}" ]; then
+  for rep in $(seq 1 ${WS_ENV_REPS:-2}); do
+    for v in ${WS_ENV_VARIANTS:--}; do
+      vars=""; [ "$v" != - ] && vars=${v//,/ }
+      bench "env_${WS_ENV_MODE:-graph}_$(echo "$v" | sed 's/TGEMM_SKINNY_//g' | tr -c 'A-Za-z0-9\n' _)_r$rep" ${WS_TP:-30} $vars \
+        $B bench -i $S --no-ceilings --no-check --timing ${WS_ENV_MODE:-graph} --iters $IT --kernel "$WS_ENV_KERNELS"
+    done
+  done
+fi
 if [ -n "${WS_TESTS:-}" ]; then
-  timeout -s KILL ${WS_T0:-70} ./build-dev/tests/tgemm_gpu_tests --gtest_color=no ${WS_GTEST:---gtest_filter=Kernels.*} > $D/gpu_tests.log 2>&1
+  timeout -s KILL ${WS_T0:-70} env ${WS_TEST_ENV:-} ./build-dev/tests/tgemm_gpu_tests --gtest_color=no ${WS_GTEST:---gtest_filter=Kernels.*} > $D/gpu_tests.log 2>&1
   el tests $?
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure|checked" $D/gpu_tests.log | head -20
 fi

@@ -62,6 +62,23 @@ int ws_stage_cap(int64_t m) {
   return m <= kWsShallowMaxM ? kWsDefaultStages : kWsMaxStages;
 }
 
+// The persistent kernel's L2 prefetch before its PDL wait (skinny_config.h, kWsPrefetchBytes), or
+// TGEMM_SKINNY_WS_PREFETCH_KB=n KB of W per block (A/B timing).
+int ws_prefetch_bytes() {
+  static const int v = [] {
+    const int kb = env_int("TGEMM_SKINNY_WS_PREFETCH_KB", -1);
+    return kb >= 0 ? kb * 1024 : kWsPrefetchBytes;
+  }();
+  return v;
+}
+
+// TGEMM_SKINNY_WS_SOLO=0 (A/B timing): the persistent kernel asks only for the shared memory its ring needs, so that a
+// second block (the next grid's, under PDL) may share its SM (skinny_config.h, kWsSoloSmemBytes).
+bool ws_solo() {
+  static const bool on = env_switch("TGEMM_SKINNY_WS_SOLO");
+  return on;
+}
+
 // TGEMM_SKINNY_WS_SPLIT=0: the persistent "auto" kernels never split K across blocks (A/B timing; WK as before).
 bool ws_split_enabled() {
   static const bool on = env_switch("TGEMM_SKINNY_WS_SPLIT");
@@ -164,6 +181,7 @@ class SkinnyKernel final : public Kernel {
       // M tiles above 16 give every unit's X an MT-row slot (skinny_ws_kernel.cuh, kWide).
       const int xm = cfg_.max_m > 16 ? cfg_.max_m : int(p.m);
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
+      tp.prefetch_units = ws_prefetch_bytes() / (sh.block_rows * kTmaUnitK * 2);
       if (sh.s > 1) {
         const int64_t need = ws_workspace_bytes(sh, p.m);
         if (workspace == nullptr || int64_t(workspace_bytes) < need)
@@ -189,7 +207,8 @@ class SkinnyKernel final : public Kernel {
           encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(sh.block_rows), tp.kfull, uint32_t(wk)}, &tp.w3) == CUDA_SUCCESS &&
           encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(p.m), tp.kfull, uint32_t(wk)}, &tp.x3) == CUDA_SUCCESS)
         tp.use3 = 1;
-      const int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, xm) + 1024;
+      int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, xm) + 1024;
+      if (ws_solo()) dyn = std::max(dyn, kWsSoloSmemBytes);
       const int dyn_max = ws_smem_bytes(cfg_.max_m);
       if (cudaError_t e = smem_optin_.ensure(fn_, dyn_max); e != cudaSuccess)
         return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));

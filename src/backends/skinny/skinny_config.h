@@ -77,6 +77,20 @@ inline constexpr int kWsMaxWk = 8;
 // deeper ring is not known.
 inline constexpr int kWsDefaultStages = 4;
 inline constexpr int kWsShallowMaxM = 8;
+// W bytes per block prefetched into L2 before the PDL wait: one stage. Prefetching the whole ring (64 KB at M <= 8,
+// up to 176 KB at M = 16) made the decode layers slower (docs/benchmarks.md runs 47-48; graph replay, 14 layers x
+// 3 ws kernels, x cuBLASLt in the same process): against it, 16 KB +3.6% (geometric mean; 16 x 4096 x 4096 +10%),
+// 0 KB +3.4%, 32 KB +3.0%, 128 / 256 KB -7% / -17%; plain launches +3.6% at 16 KB. Letting the next grid launch
+// only once the producer has issued its last loads (64-256 KB prefetched) was slower still (-3% to -18%).
+inline constexpr int kWsPrefetchBytes = 16 * 1024;
+// Dynamic shared memory the persistent kernel asks for at least, so that it has its SM to itself: two blocks of it
+// (plus the 1 KB the driver reserves per block) exceed the 228 KB of an SM. A 4-stage ring (M <= 8) needs ~70 KB,
+// and under PDL the next grid's blocks were placed beside the running ones, two on some SMs and none on others, with
+// fewer than 132 row tiles. Run 50 (graph replay, M = 4 / 8 / 16, 10 layers x 3 ws kernels) measured this floor
+// +1.9% (geometric mean; 4 x 3584 x 18944 sk4 39.1 -> 37.1 us, 3584 x 3584 +9%), no shape slower beyond noise; a
+// 6-stage ring (also alone on its SM) +1.6%, 6 stages with the floor +1.6%, PDL off -0.9%.
+inline constexpr int kWsSoloSmemBytes = 116 * 1024;
+static_assert(2 * (kWsSoloSmemBytes + 1024) > 228 * 1024, "a second block would fit beside the first");
 // M tiles 32 and 64 (M = 17..64) take WK <= 2: every row tile re-reads all of X (M rows per BR rows of W), and a
 // warp's B fragments are M x 64 per unit beside its 16 x 64 of A, so 32- or 16-row tiles would move 2-8x as many X
 // bytes (L2 and ldmatrix) as W bytes.
@@ -95,6 +109,7 @@ constexpr int ws_stages(int wk, int m, int mt = 16) {
 static_assert(ws_stages(kWsMaxWk, 16) >= 4, "ring too shallow");
 static_assert(ws_stages(2, 64, 64) >= 4 && ws_stages(2, 32, 32) >= 4, "ring too shallow");
 static_assert(ws_smem_bytes(64) + 4 * ws_part_floats(64) + 1024 <= 227 * 1024, "shared memory per block");
+static_assert(ws_smem_bytes(64) >= kWsSoloSmemBytes, "the opt-in covers the solo floor");
 
 struct Config {
   DType in = DType::bf16;  // X and W (bf16 or fp16)

@@ -18,6 +18,7 @@ struct TmaParams {  // 64-byte aligned through its CUtensorMap members
   // (WK units x rows) of each; used for stages made of full 64-element units when use3 != 0.
   int use3 = 0;
   int kfull = 0;        // full 64-element units of K
+  int prefetch_units = 0;  // skinny_ws_kernel only: W units (64 x BR) prefetched into L2 before the PDL wait
   CUtensorMap w3;
   CUtensorMap x3;
 };

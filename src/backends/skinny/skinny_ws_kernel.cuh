@@ -99,9 +99,10 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
 
   if (producer && lane == 0) {
     dev::init_ring(full0, empty0, ST, tp);
-    // Before the PDL wait only L2 prefetches of the first item's W (see skinny_tma_kernel.cuh).
+    // Before the PDL wait only L2 prefetches of W (see skinny_tma_kernel.cuh): the first tp.prefetch_units units of
+    // this block's first item (skinny_config.h, kWsPrefetchBytes: one stage, not the whole ring).
     const int64_t t0 = blockIdx.x / S, ub0 = (blockIdx.x - t0 * S) * ups;
-    const int64_t pre = min(int64_t(ST) * WK, min(ups, ku - ub0));
+    const int64_t pre = min(int64_t(tp.prefetch_units), min(ups, ku - ub0));
     for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int((ub0 + u) * kTmaUnitK), int(t0 * BR));
   }
   dev::pdl_launch_dependents();

@@ -50,6 +50,14 @@ __device__ __forceinline__ float in_to_float(uint16_t v) {
   }
 }
 
+// bias[col] in fp32: the bias is fp32 or the input dtype; 0 without bias.
+template <bool Bf16>
+__device__ __forceinline__ float bias_at(const EpilogueParams& ep, uint32_t col) {
+  if (ep.bias_kind == BiasKind::fp32) return __ldg(static_cast<const float*>(ep.bias) + col);
+  if (ep.bias_kind == BiasKind::same_as_input) return in_to_float<Bf16>(__ldg(static_cast<const unsigned short*>(ep.bias) + col));
+  return 0.f;
+}
+
 template <OutKind Out>
 __device__ __forceinline__ uint32_t pack_out_pair(float a, float b) {
   uint32_t r;
@@ -81,15 +89,7 @@ struct Epilogue {
 #pragma unroll
     for (int i = 0; i < kBiasRegs; ++i) {
       const uint32_t c = tid + 128 * i, col = n0 + c;
-      float v = 0.f;
-      if (c < kBN && col < ep.n) {
-        if (ep.bias_kind == BiasKind::fp32) {
-          v = __ldg(static_cast<const float*>(ep.bias) + col);
-        } else if (ep.bias_kind == BiasKind::same_as_input) {
-          v = in_to_float<kInBf16>(__ldg(static_cast<const unsigned short*>(ep.bias) + col));
-        }
-      }
-      b[i] = v;
+      b[i] = c < kBN && col < ep.n ? bias_at<kInBf16>(ep, col) : 0.f;
     }
   }
   __device__ static void stage_bias(const float (&b)[kBiasRegs], uint32_t bias_smem, uint32_t tid) {

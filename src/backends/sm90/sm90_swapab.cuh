@@ -124,12 +124,7 @@ __device__ __forceinline__ void reduce_store(const EpilogueParams& ep, uint32_t 
       s.z += v.z;
       s.w += v.w;
     }
-    float b = 0.f;
-    if (ep.bias_kind == BiasKind::fp32) {
-      b = __ldg(static_cast<const float*>(ep.bias) + n);
-    } else if (ep.bias_kind == BiasKind::same_as_input) {
-      b = in_to_float<T::kIn == DType::bf16>(__ldg(static_cast<const unsigned short*>(ep.bias) + n));
-    }
+    const float b = bias_at<T::kIn == DType::bf16>(ep, n);
     const float v[4] = {s.x + b, s.y + b, s.z + b, s.w + b};
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
