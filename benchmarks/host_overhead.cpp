@@ -89,6 +89,30 @@ int main(int argc, char** argv) {
     std::printf("4 tensor maps of a skinny ws launch: encoded %.0f ns, from the per-thread cache %.0f ns%s\n", fresh_ns,
                 cached_ns, enc_ok ? "" : " (an encode FAILED)");
     if (!enc_ok) worst = 1e30;
+    // Host time per launch on decode shapes, for the plain-launch gap (graph replay has no host time): bursts of
+    // 32 calls with the GPU drained between bursts, so the launch queue never pushes back on the host.
+    const char* kernels[] = {"", "cublaslt", "skinny_bf16_m16_ws_sk4_i64", "skinny_bf16_m16_ws_skauto_i64"};
+    for (Shape ds : {Shape{1, 4096, 4096, false, DType::bf16, DType::bf16, false, false},
+                     Shape{16, 6144, 4096, false, DType::bf16, DType::bf16, false, false}}) {
+      bench::Operands dop;
+      if (!bench::Operands::make(ds, 2, st, &dop).ok()) return 2;
+      for (const char* k : kernels) {
+        const Plan pl = d->make_plan(dop.args(0).p, DeviceInfo::current(), k);
+        if (!pl.status.ok()) continue;
+        bench::Launch l = *k ? bench::launch_plan(*d, pl, dop) : bench::launch_mm(*d, dop);
+        double best = 1e30;
+        for (int rep = 0; rep < 40; ++rep) {
+          cudaStreamSynchronize(st);
+          auto t0 = Clock::now();
+          for (int i = 0; i < 32; ++i)
+            if (!l(i % dop.rotations, st).ok()) std::abort();
+          best = std::min(best, std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / 32);
+        }
+        cudaStreamSynchronize(st);
+        std::printf("host time per launch, %lldx%lldx%lld %s: %.0f ns\n", (long long)ds.m, (long long)ds.n, (long long)ds.k,
+                    *k ? k : ("mm -> " + pl.kernel->name()).c_str(), best);
+      }
+    }
   } else {
     std::printf("no CUDA device: resolve and mm not timed\n");
   }

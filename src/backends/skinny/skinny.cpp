@@ -79,6 +79,16 @@ bool ws_solo() {
   return on;
 }
 
+// The smallest K the "auto" ws kernels split across blocks (skinny_config.h, kWsMinSplitK), or
+// TGEMM_SKINNY_WS_MIN_SPLIT_K=k (A/B timing).
+int64_t ws_min_split_k() {
+  static const int64_t v = [] {
+    const int e = env_int("TGEMM_SKINNY_WS_MIN_SPLIT_K", 0);
+    return e > 0 ? int64_t(e) : kWsMinSplitK;
+  }();
+  return v;
+}
+
 // TGEMM_SKINNY_WS_SPLIT=0: the persistent "auto" kernels never split K across blocks (A/B timing; WK as before).
 bool ws_split_enabled() {
   static const bool on = env_switch("TGEMM_SKINNY_WS_SPLIT");
@@ -133,7 +143,7 @@ class SkinnyKernel final : public Kernel {
       // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere.
       if (cfg_.max_m <= 16 || !ws_split_enabled())
         return ws_launch_shape(p.n, p.k, ws_auto_wk(p.n, p.k, sms, cfg_.max_wk()), sms);
-      return ws_auto_shape(p.m, p.n, p.k, cfg_.max_wk(), sms);
+      return ws_auto_shape(p.m, p.n, p.k, cfg_.max_wk(), sms, ws_min_split_k());
     }
     if (cfg_.tma) return tma_launch_shape(p.n, p.k, split > 0 ? split : tma_auto_split(p.n, p.k, sms));
     if (split <= 0) split = auto_split(p.m, p.n, p.k, cfg_.max_wk(), sms, kBlocksPerSm, cfg_.depth());

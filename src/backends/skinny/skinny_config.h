@@ -318,7 +318,7 @@ inline double ws_model(const LaunchShape& sh, int64_t m, int sms) {
 // The "auto" ws kernels' layout: WK in 1..max_wk and S in 1..kWsMaxSplits (S > 1 only for K >= kWsMinSplitK and
 // where that WK has fewer row tiles than SMs). Among layouts within 3% of the model's best: S = 1 first (no workspace, no second pass), then
 // the smallest S, then the largest tile (least X traffic, fewest copies per byte).
-inline LaunchShape ws_auto_shape(int64_t m, int64_t n, int64_t k, int max_wk, int sms) {
+inline LaunchShape ws_auto_shape(int64_t m, int64_t n, int64_t k, int max_wk, int sms, int64_t min_split_k = kWsMinSplitK) {
   if (n < 1 || k < 1 || n > (int64_t(1) << 32) || k > (int64_t(1) << 32))  // beyond TMA; can_implement refuses
     return ws_launch_shape(1, 1, 1, sms);
   struct Cand {
@@ -328,7 +328,7 @@ inline LaunchShape ws_auto_shape(int64_t m, int64_t n, int64_t k, int max_wk, in
   Cand c[4 * kWsMaxSplits];
   int count = 0;
   double best = 1e300;
-  const int max_s = k >= kWsMinSplitK ? kWsMaxSplits : 1;
+  const int max_s = k >= min_split_k ? kWsMaxSplits : 1;
   for (int wk = 1; wk <= max_wk && wk <= kWsMaxWk; wk *= 2)
     for (int s = 1; s <= max_s; ++s) {  // any S: tiles x S items can fill the rounds where powers of 2 cannot
       const LaunchShape sh = ws_split_shape(n, k, wk, s, sms);
