@@ -286,7 +286,11 @@ inline constexpr int kWsMinSplitUnits = 4;  // 256 of K per split at least: belo
 // 56.8, M=64 48.4 against 59.4; 4096x14336 M=1 34.9 against 44.0, M=64 43.3 against 46.5) and lost on every K <= 4096
 // one (3584x3584, 4096x4096, 4608x3584: 1-2 us at M = 1, up to 22 us at M = 64). Two costs grow with M and do not
 // shrink with K: the last block's sum walks its 32 outputs per thread with one L2 round trip each, and the counter
-// memset before the launch keeps the kernel from starting under the previous one (PDL).
+// memset before the launch keeps the kernel from starting under the previous one (PDL). Run 53 (session 6), after the
+// sum's loads were batched 8 outputs at a time, a one-stage prefetch and the solo floor: splitting at every K
+// (TGEMM_SKINNY_WS_MIN_SPLIT_K=1) still lost on every K <= 4096 layer at M = 32 / 64 (32 x 4096 x 4096 m32: 14.4 ->
+// 17.0 us; 64 x 4608 x 3584 m64: 16.3 -> 23.0) and changed nothing at K >= 8192. So the sum's round trips were not
+// the cost; the memset (no PDL overlap) is the suspect left, not measured alone.
 inline constexpr int64_t kWsMinSplitK = 8192;
 
 // The persistent kernel with S blocks along K: work items (tile, split) walked with stride gridDim; sps = units per
