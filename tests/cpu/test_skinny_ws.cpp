@@ -30,6 +30,11 @@ TEST(SkinnyWs, AutoWkBalancesTheRounds) {
   EXPECT_EQ(ws_auto_wk(28672, 4096, 132), 4);  // 896 tiles: 7 rounds, 3% idle (128-row tiles: 2 rounds, 15%)
   EXPECT_EQ(ws_auto_wk(37888, 3584, 132), 4);  // 1184 tiles: 9 rounds
   EXPECT_EQ(ws_auto_wk(1280, 8192, 132), 8);   // 80 tiles of 16 rows
+  // 96 / 72 blocks of 64 rows do not pull 1.375 / 1.5 times a fair share (run 51: 6144x4096 WK 2 17.0 us, WK 8
+  // 14.9): three rounds of 16-row tiles on every SM instead (kWsIdleBoost).
+  EXPECT_EQ(ws_auto_wk(6144, 4096, 132), 8);
+  EXPECT_EQ(ws_auto_wk(4608, 3584, 132), 8);
+  EXPECT_EQ(ws_auto_wk(8192, 3584, 132), 2);   // 128 tiles of 64 rows: one round on 128 SMs
 }
 
 TEST(SkinnyWs, DefaultPrefersItOnlyOnLargeBalancedLayers) {

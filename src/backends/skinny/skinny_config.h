@@ -255,9 +255,14 @@ inline LaunchShape ws_launch_shape(int64_t n, int64_t k, int wk, int sms) {
 }
 
 // The persistent kernel's "auto" WK. Each block streams rounds x BR rows of K; the SMs share the DRAM rate, and an
-// SM whose neighbours are idle is assumed to pull at most 1.5x its fair share. Time in units of (fair-share rate):
-// rounds * BR / min(1.5, sms / active). Among WKs within 3% of the best, the largest tile (least X traffic: an X
-// box of M rows per BR rows of W).
+// SM whose neighbours are idle is assumed to pull at most kWsIdleBoost times its fair share. Time in units of
+// (fair-share rate): rounds * BR / min(kWsIdleBoost, sms / active). Among WKs within 3% of the best, the largest
+// tile (least X traffic: an X box of M rows per BR rows of W).
+// kWsIdleBoost was 1.5 until run 51's profile (60 decode shapes, every fixed WK timed with the one-stage prefetch
+// and the solo floor): with 1.5 the auto choice took 1.6% longer than the best fixed WK (geometric mean; 6144x4096
+// WK 2 at 17.0 us against WK 8 at 14.9, 4608x3584 likewise: 96 and 72 blocks of 64 rows pull less than 1.375 and
+// 1.5 times a fair share); any value in 1.0-1.25 gives 0.14%.
+inline constexpr double kWsIdleBoost = 1.25;
 inline int ws_auto_wk(int64_t n, int64_t k, int sms, int max_wk = kWsMaxWk) {
   double t[4];
   double best = 1e30;
@@ -266,7 +271,7 @@ inline int ws_auto_wk(int64_t n, int64_t k, int sms, int max_wk = kWsMaxWk) {
     const LaunchShape sh = ws_launch_shape(n, k, 1 << i, sms);
     const int64_t rounds = (sh.row_tiles + sms - 1) / sms;
     double speed = double(sms) / double(sh.blocks);
-    if (speed > 1.5) speed = 1.5;
+    if (speed > kWsIdleBoost) speed = kWsIdleBoost;
     t[i] = double(rounds) * double(sh.block_rows) / speed;
     if (t[i] < best) best = t[i];
   }
@@ -309,11 +314,14 @@ inline LaunchShape ws_split_shape(int64_t n, int64_t k, int wk, int splits, int 
 
 // Time of a ws launch in the units of ws_auto_wk's model (rounds x rows x units of K over the SM's speed), plus, with
 // S > 1, the M x BR fp32 partial tile each item writes and the last block reads back (M BR / 32 128-byte rows).
+// The M tile 32 / 64 kernels keep the idle-SM boost of 1.5 their split choice was measured with (device call ws-4);
+// kWsIdleBoost's refit on M <= 16 would turn 1280x8192's five splits into six, which nobody has timed.
+inline constexpr double kWsSplitIdleBoost = 1.5;
 inline double ws_model(const LaunchShape& sh, int64_t m, int sms) {
   const int64_t items = sh.row_tiles * sh.s;
   const int64_t rounds = (items + sms - 1) / sms;
   double speed = double(sms) / double(sh.blocks);
-  if (speed > 1.5) speed = 1.5;
+  if (speed > kWsSplitIdleBoost) speed = kWsSplitIdleBoost;
   double t = double(rounds) * double(sh.sps) * double(sh.block_rows) / speed;
   if (sh.s > 1) t += double(rounds) * double(m) * double(sh.block_rows) / 32.0;
   return t;
