@@ -37,14 +37,16 @@ TEST(SkinnyWs, AutoWkBalancesTheRounds) {
   EXPECT_EQ(ws_auto_wk(8192, 3584, 132), 2);   // 128 tiles of 64 rows: one round on 128 SMs
 }
 
-TEST(SkinnyWs, DefaultPrefersItOnlyOnLargeBalancedLayers) {
+TEST(SkinnyWs, DefaultPrefersItFromEightMillionWeights) {
   EXPECT_TRUE(ws_preferred(1, 28672, 4096, 132));
   EXPECT_TRUE(ws_preferred(16, 37888, 3584, 132));
   EXPECT_TRUE(ws_preferred(8, 4096, 14336, 132));
-  EXPECT_FALSE(ws_preferred(1, 3584, 18944, 132));  // 112 tiles: the round is 15% empty
-  EXPECT_FALSE(ws_preferred(4, 7168, 8192, 132));
-  EXPECT_FALSE(ws_preferred(1, 4096, 4096, 132));   // below 32M weights
+  EXPECT_TRUE(ws_preferred(1, 3584, 18944, 132));  // an unbalanced last round: still faster than the ring (run 51)
+  EXPECT_TRUE(ws_preferred(1, 4096, 4096, 132));
+  EXPECT_TRUE(ws_preferred(16, 8192, 1024, 132));  // 8M weights, the smallest decode layer
+  EXPECT_FALSE(ws_preferred(1, 8192, 1023, 132));  // below 8M weights: not measured, the register ring
   EXPECT_FALSE(ws_preferred(17, 28672, 4096, 132)); // the kernel's M tile is 16
+  EXPECT_FALSE(ws_preferred(0, 28672, 4096, 132));
 }
 
 TEST(SkinnyWs, DefaultRingFitsSharedMemory) {

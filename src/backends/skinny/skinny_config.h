@@ -366,20 +366,18 @@ inline int64_t ws_workspace_bytes(const LaunchShape& sh, int64_t m) {
 }
 
 // Whether the untuned default hands M <= 16 to the persistent kernel (auto WK) before the register ring: layers of
-// at least 32M weights whose row tiles fill every round of the SMs to within 5%. Device call ws-1 (graph replay, full
-// ring): 28672x4096 (896 tiles of 32 rows, 7 rounds) 61 us against the register ring's 69; 37888x3584 69 against
-// 74.5; 4096x14336 (128 tiles, one round) 31.7 against 32-35; with the 4-stage ring (ws-2) 60.0, 65.9 and 32.1.
-// Where the last round is 15% empty (3584x18944, 7168x8192: 112 or 224 tiles) the register ring was as fast or
-// faster, and below 32M weights mostly faster (in ws-2 the 4-stage ws kernel won at 3584x3584 and 1280x8192; the
-// tuned table can take it there).
+// at least 8M weights. Until session 6 only layers of 32M weights or more whose row tiles filled every round of the
+// SMs to within 5% (device calls ws-1 / ws-2, the whole ring prefetched before the PDL wait, two blocks per SM
+// possible). Run 51's profile, after the one-stage prefetch and the solo floor: the ws kernel's auto WK beat the
+// register ring's auto split on 53 of the 60 decode shapes (M = 1-16, 8M-136M weights; geometric mean 1.09x, e.g.
+// 3584x3584 1.25x, 1280x8192 1.16x, 8192x1024 1.17x), and lost by at most 5% (4608x3584; 7168x8192 1-4%). Smaller
+// layers were not measured and keep the register ring.
 inline bool ws_preferred(int64_t m, int64_t n, int64_t k, int sms) {
+  (void)sms;
   // Past TMA's 2^32 dimensions the kernel cannot run anyway (can_implement says so); below that the product is
   // formed in double, so no size a caller passes can overflow here (UBSan, HostileProblems.MakePlanNeverCrashes).
   if (m < 1 || m > 16 || n < 1 || k < 1 || n > (int64_t(1) << 32) || k > (int64_t(1) << 32)) return false;
-  if (double(n) * double(k) < double(int64_t(32) << 20)) return false;
-  const LaunchShape sh = ws_launch_shape(n, k, ws_auto_wk(n, k, sms), sms);
-  const int64_t rounds = (sh.row_tiles + sms - 1) / sms;
-  return double(rounds) * double(sms) <= 1.05 * double(sh.row_tiles);
+  return double(n) * double(k) >= double(int64_t(8) << 20);
 }
 
 // Crude time model (microseconds) of one launch on an H200-class part, used only to pick T when the kernel's
