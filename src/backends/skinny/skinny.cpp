@@ -79,13 +79,6 @@ bool ws_solo() {
   return on;
 }
 
-// TGEMM_SKINNY_WS_M16_SPLITS=S (A/B timing): the M tile 16 "auto" ws kernel splits K across S blocks (its auto WK),
-// where every split keeps some K; by default it never splits.
-int ws_m16_splits() {
-  static const int v = env_int("TGEMM_SKINNY_WS_M16_SPLITS", 0);
-  return v;
-}
-
 // The smallest K the "auto" ws kernels split across blocks (skinny_config.h, kWsMinSplitK), or
 // TGEMM_SKINNY_WS_MIN_SPLIT_K=k (A/B timing).
 int64_t ws_min_split_k() {
@@ -148,11 +141,6 @@ class SkinnyKernel final : public Kernel {
       // M tile 16 never splits across blocks: device call ws-3 (graph replay, forced split on / off) measured it
       // slower wherever the model chose a split (1280x8192 M=1 12.6 against 9.7 us, M=16 16.4 against 10.5;
       // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere.
-      if (cfg_.max_m <= 16 && ws_m16_splits() > 1 && ws_m16_splits() <= kWsMaxSplits) {
-        const int wk = ws_auto_wk(p.n, p.k, sms, cfg_.max_wk());
-        const LaunchShape sh = ws_split_shape(p.n, p.k, wk, ws_m16_splits(), sms);
-        if ((sh.s - 1) * sh.sps < sh.k_steps) return sh;
-      }
       if (cfg_.max_m <= 16 || !ws_split_enabled())
         return ws_launch_shape(p.n, p.k, ws_auto_wk(p.n, p.k, sms, cfg_.max_wk()), sms);
       return ws_auto_shape(p.m, p.n, p.k, cfg_.max_wk(), sms, ws_min_split_k());
