@@ -8,7 +8,8 @@ Per shape and timing mode: tgemm's row (`--what`, default `tgemm mm`) in TB/s, i
 (bytes = W + X + Y once, as `tgemm bench` counts them), x cuBLASLt, and cuBLASLt's own % of copy. Checks the
 targets: >= 85% of copy where N*K >= 16M, >= 1.0x cuBLASLt everywhere; lists the shapes where cuBLASLt is below
 70% of copy. With --profile (the tuner's every-candidate times), the crossover per layer: the smallest M from
-which the best sm90 kernel beats the best skinny kernel.
+which the best sm90 kernel beats the best skinny kernel. With --stream-probe (scripts/dev/stream_probe.cu's CSV), what
+a plain read-only kernel gets at each layer's size in the same % of copy, beside tgemm's best M row of the layer.
 """
 import argparse
 import csv
@@ -62,12 +63,27 @@ def crossover(profile):
     return {k: sorted(v) for k, v in layers.items()}
 
 
+def read_probe(path):
+    """[(MiB, read-kernel us)] sorted by size, from stream_probe.cu's CSV."""
+    with open(path, newline="") as f:
+        return sorted((float(r["size_MB"]), float(r["read_us"])) for r in csv.DictReader(f))
+
+
+def probe_us(probe, mib):
+    """The read kernel's time at `mib` MiB, linear between the probe's sizes (None outside them)."""
+    for (s0, t0), (s1, t1) in zip(probe, probe[1:]):
+        if s0 <= mib <= s1:
+            return t0 + (t1 - t0) * (mib - s0) / (s1 - s0)
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", action="append", required=True, help="MODE=bench.csv (e.g. graph=..., plain=...)")
     ap.add_argument("--copy-gbps", type=float, help="measured copy bandwidth (read + write), GB/s")
     ap.add_argument("--copy-from-log", help="a `tgemm bench` log holding the 'D2D copy N GB/s' ceiling line")
     ap.add_argument("--profile", help="tune profile CSV, for the sm90/skinny crossover")
+    ap.add_argument("--stream-probe", help="stream_probe.cu CSV: a read-only kernel's time per size, same machine")
     ap.add_argument("--what", default="tgemm mm")
     ap.add_argument("-o", "--out")
     a = ap.parse_args()
@@ -114,6 +130,30 @@ def main():
               "of timing one kernel twice in one run" % (len(same), min(same), max(same)))
         p("- cuBLASLt below %.0f%% of copy: %s" % (100 * CUBLASLT_LOW, "; ".join(low_lt) if low_lt else "none"))
         verdict.append((mode, not miss_bw, not miss_x))
+    if a.stream_probe:
+        probe = read_probe(a.stream_probe)
+        mode, path = a.bench[0].split("=", 1)
+        rows = read_bench(path, a.what)
+        p("\n## Context: a read-only kernel at each layer's size (%s, N*K >= 16M)\n" % mode)
+        p("A kernel that only streams the layer's bytes (`scripts/dev/stream_probe.cu`: 16-byte loads, 4 in flight per "
+          "thread, 4 blocks of 512 per SM, graph replay over buffers rotated past the L2), timed on the same machine "
+          "type, interpolated between its measured sizes; % of the copy bandwidth above.\n")
+        p("| N | K | MiB | read kernel us | read kernel % copy | tgemm best M row % copy | tgemm / read kernel |")
+        p("| --- | --- | --- | --- | --- | --- | --- |")
+        layers = defaultdict(list)
+        for k, (r, _) in rows.items():
+            layers[(k[1], k[2])].append(r)
+        for (n, kk), rs in sorted(layers.items()):
+            if n * kk < BIG_NK:
+                continue
+            best = max(rs, key=lambda r: float(r["bw"]))
+            mib = float(best["bw"]) * float(best["us"]) * 1e3 / 2 ** 20  # bytes the bench counts, in MiB
+            t = probe_us(probe, mib)
+            if t is None:
+                continue
+            rbw = mib * 2 ** 20 / (t * 1e-6) / 1e9
+            p("| %d | %d | %.1f | %.2f | %.0f%% | %.0f%% (M=%s) | %.2f |" % (n, kk, mib, t, 100 * rbw / copy,
+              100 * float(best["bw"]) / copy, best["M"], float(best["bw"]) / rbw))
     if a.profile:
         p("\n## Crossover: smallest M from which the best sm90 kernel beats the best skinny kernel (tuner's times)\n")
         p("| N | K | bias | crossover M | best skinny / best sm90 us at each M |")

@@ -73,7 +73,7 @@ for step in $STEPS; do
           unset TGEMM_CONFIG
           PROF=""; [ -f "$OUT/tune_profile.csv" ] && PROF="--profile $OUT/tune_profile.csv"
           python3 scripts/decode_report.py --bench graph="$OUT/bench_decode_graph.csv" --bench plain="$OUT/bench_decode_plain.csv" \
-            --copy-from-log "$OUT/bench_decode_graph.log" $PROF -o "$OUT/decode_report.md" | tail -2 ;;
+            --copy-from-log "$OUT/bench_decode_graph.log" $PROF --stream-probe docs/data/stream_probe.csv -o "$OUT/decode_report.md" | tail -2 ;;
     # A/B of the tensor-map cache on plain launches (the default "decode" step has it on).
     decode_nocache) TGEMM_TMA_CACHE=0 ./build-dev/tgemm bench -i shapes/decode.csv --timing plain --no-ceilings \
             --csv "$OUT/bench_decode_plain_nocache.csv" ${DECODE_ARGS:-} > "$OUT/bench_decode_plain_nocache.log" 2>&1; rc=$?
