@@ -96,9 +96,11 @@ def main():
     p("Copy bandwidth (same run): %.0f GB/s; target %.0f%% = %.0f GB/s where N*K >= 16M; >= 1.0x cuBLASLt everywhere.\n"
       % (copy, 100 * BW_TARGET, BW_TARGET * copy))
     verdict = []
+    benches = []  # (mode, rows) in --bench order
     for spec in a.bench:
         mode, path = spec.split("=", 1)
         rows = read_bench(path, a.what)
+        benches.append((mode, rows))
         p("\n## %s\n" % mode)
         p("| M | N | K | kernel | us | TB/s | % copy | x cuBLASLt | cuBLASLt % copy |")
         p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -132,8 +134,7 @@ def main():
         verdict.append((mode, not miss_bw, not miss_x))
     if a.stream_probe:
         probe = read_probe(a.stream_probe)
-        mode, path = a.bench[0].split("=", 1)
-        rows = read_bench(path, a.what)
+        mode, rows = benches[0]
         p("\n## Context: a read-only kernel at each layer's size (%s, N*K >= 16M)\n" % mode)
         p("A kernel that only streams the layer's bytes (`scripts/dev/stream_probe.cu`: 16-byte loads, 4 in flight per "
           "thread, 4 blocks of 512 per SM, graph replay over buffers rotated past the L2), timed on the same machine "

@@ -38,15 +38,15 @@ TEST(SkinnyWs, AutoWkBalancesTheRounds) {
 }
 
 TEST(SkinnyWs, DefaultPrefersItFromEightMillionWeights) {
-  EXPECT_TRUE(ws_preferred(1, 28672, 4096, 132));
-  EXPECT_TRUE(ws_preferred(16, 37888, 3584, 132));
-  EXPECT_TRUE(ws_preferred(8, 4096, 14336, 132));
-  EXPECT_TRUE(ws_preferred(1, 3584, 18944, 132));  // an unbalanced last round: still faster than the ring (run 51)
-  EXPECT_TRUE(ws_preferred(1, 4096, 4096, 132));
-  EXPECT_TRUE(ws_preferred(16, 8192, 1024, 132));  // 8M weights, the smallest decode layer
-  EXPECT_FALSE(ws_preferred(1, 8192, 1023, 132));  // below 8M weights: not measured, the register ring
-  EXPECT_FALSE(ws_preferred(17, 28672, 4096, 132)); // the kernel's M tile is 16
-  EXPECT_FALSE(ws_preferred(0, 28672, 4096, 132));
+  EXPECT_TRUE(ws_preferred(1, 28672, 4096));
+  EXPECT_TRUE(ws_preferred(16, 37888, 3584));
+  EXPECT_TRUE(ws_preferred(8, 4096, 14336));
+  EXPECT_TRUE(ws_preferred(1, 3584, 18944));  // an unbalanced last round: still faster than the ring (run 51)
+  EXPECT_TRUE(ws_preferred(1, 4096, 4096));
+  EXPECT_TRUE(ws_preferred(16, 8192, 1024));  // 8M weights, the smallest decode layer
+  EXPECT_FALSE(ws_preferred(1, 8192, 1023));  // below 8M weights: not measured, the register ring
+  EXPECT_FALSE(ws_preferred(17, 28672, 4096)); // the kernel's M tile is 16
+  EXPECT_FALSE(ws_preferred(0, 28672, 4096));
 }
 
 TEST(SkinnyWs, DefaultRingFitsSharedMemory) {

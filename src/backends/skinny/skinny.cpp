@@ -191,7 +191,7 @@ class SkinnyKernel final : public Kernel {
       // M tiles above 16 give every unit's X an MT-row slot (skinny_ws_kernel.cuh, kWide).
       const int xm = cfg_.max_m > 16 ? cfg_.max_m : int(p.m);
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
-      tp.prefetch_units = ws_prefetch_bytes() / (sh.block_rows * kTmaUnitK * 2);
+      tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       if (sh.s > 1) {
         const int64_t need = ws_workspace_bytes(sh, p.m);
         if (workspace == nullptr || int64_t(workspace_bytes) < need)
@@ -358,7 +358,7 @@ void add_skinny_kernels(BackendKernels& out) {
     const int d = skinny::dtype_index(p);
     if (d < 0) return {};
     std::vector<const Kernel*> v;
-    if (defs->ws_auto[d][0] && skinny::ws_preferred(p.m, p.n, p.k, skinny::device_sm_count())) v.push_back(defs->ws_auto[d][0]);
+    if (defs->ws_auto[d][0] && skinny::ws_preferred(p.m, p.n, p.k)) v.push_back(defs->ws_auto[d][0]);
     // M <= 8 also takes the m16 tile: its shallower load batches (depth 4 against 8) streamed W faster on the
     // H200 at every decode shape measured under graph replay (issue 4); rows past M add no W traffic.
     if (const Kernel* k = defs->auto_vec[d][skinny::mtile_index(16)]) v.push_back(k);

@@ -372,8 +372,7 @@ inline int64_t ws_workspace_bytes(const LaunchShape& sh, int64_t m) {
 // register ring's auto split on 53 of the 60 decode shapes (M = 1-16, 8M-136M weights; geometric mean 1.09x, e.g.
 // 3584x3584 1.25x, 1280x8192 1.16x, 8192x1024 1.17x), and lost by at most 5% (4608x3584; 7168x8192 1-4%). Smaller
 // layers were not measured and keep the register ring.
-inline bool ws_preferred(int64_t m, int64_t n, int64_t k, int sms) {
-  (void)sms;
+inline bool ws_preferred(int64_t m, int64_t n, int64_t k) {
   // Past TMA's 2^32 dimensions the kernel cannot run anyway (can_implement says so); below that the product is
   // formed in double, so no size a caller passes can overflow here (UBSan, HostileProblems.MakePlanNeverCrashes).
   if (m < 1 || m > 16 || n < 1 || k < 1 || n > (int64_t(1) << 32) || k > (int64_t(1) << 32)) return false;
