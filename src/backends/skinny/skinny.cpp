@@ -5,8 +5,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <span>
@@ -16,6 +14,7 @@
 #include "backends/skinny/skinny_config.h"
 #include "backends/skinny/skinny_tma.h"
 #include "core/env.h"
+#include "core/per_device.h"
 #include "core/smem_optin.h"
 #include "core/tensor_map.h"
 #include "registry/registry.h"
@@ -95,22 +94,6 @@ bool ws_split_enabled() {
   return on;
 }
 
-int device_sm_count() {
-  static std::array<std::atomic<int>, 64> cache{};  // per device ordinal; 0 = not read yet
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 132;
-  if (dev >= 0 && dev < int(cache.size())) {
-    const int v = cache[size_t(dev)].load(std::memory_order_relaxed);
-    if (v > 0) return v;
-  }
-  int v = 0;
-  if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || v <= 0) {
-    (void)cudaGetLastError();  // don't leave the query's error for the launch check to find
-    return 132;
-  }
-  if (dev >= 0 && dev < int(cache.size())) cache[size_t(dev)].store(v, std::memory_order_relaxed);
-  return v;
-}
 
 // TGEMM_SKINNY_PDL=0 launches without the programmatic-dependency attribute (for A/B measurements).
 bool pdl_enabled() {
@@ -130,7 +113,7 @@ class SkinnyKernel final : public Kernel {
   // The persistent "auto" kernel's split across blocks: counters and fp32 partial tiles (ws_workspace_bytes).
   size_t workspace_bytes(const Problem& p) const override {
     if (!cfg_.ws || cfg_.split_k > 0 || p.m < 1 || p.m > cfg_.max_m || p.n < 1 || p.k < 1) return 0;
-    return size_t(ws_workspace_bytes(shape(p, device_sm_count()), p.m));
+    return size_t(ws_workspace_bytes(shape(p, current_sm_count()), p.m));
   }
 
   // The launch this kernel makes for `p` on a GPU with `sms` SMs (exposed for `explain` and tests).
@@ -159,7 +142,7 @@ class SkinnyKernel final : public Kernel {
                         std::to_string(cfg_.max_m) + ")");
     if (fn_ == nullptr) return Status(StatusCode::internal, name_ + ": kernel not compiled into this build");
 
-    const LaunchShape sh = shape(p, device_sm_count());
+    const LaunchShape sh = shape(p, current_sm_count());
 
     Params prm;
     prm.x = a.x;

@@ -1,8 +1,6 @@
 // Registration of the sm90 family and its untuned default: which configurations to try for a problem.
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <mutex>
 
 #include "backends/sm90/sm90_launch.cuh"
 #include "registry/registry.h"

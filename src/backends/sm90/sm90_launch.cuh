@@ -6,18 +6,17 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <array>
 #include <climits>
 #include <cmath>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "backends/sm90/sm90_config.h"
 #include "backends/sm90/sm90_kernel.cuh"
 #include "backends/sm90/sm90_kernel_base.h"
+#include "core/per_device.h"
 #include "core/tensor_map.h"
 #include "tgemm/kernel.h"
 
@@ -29,24 +28,9 @@ inline Status cuda_status(const char* what, cudaError_t e) {
 
 // Per-device, per-instantiation facts computed once: the shared-memory opt-in and how many clusters fit.
 struct DeviceState {
-  std::once_flag once;
   cudaError_t err = cudaSuccess;
   int max_clusters = 0;
 };
-inline constexpr int kMaxDevices = 64;
-
-// SM count of the current device (132 on H100/H200 SXM when it cannot be read).
-inline int current_sm_count() {
-  static std::array<std::once_flag, kMaxDevices> once;
-  static std::array<int, kMaxDevices> sms{};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 132;
-  std::call_once(once[dev], [&] {
-    int v = 0;
-    sms[dev] = cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && v > 0 ? v : 132;
-  });
-  return sms[dev];
-}
 
 // How many clusters of `cluster` CTAs of kernel `fn` (`threads` threads, `smem` bytes of dynamic shared memory) can
 // be resident at once (cudaOccupancyMaxActiveClusters; not every SM can host a cluster member).
@@ -134,20 +118,19 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
   if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status("cudaGetDevice", e);
   if (dev < 0 || dev >= kMaxDevices) return Status(StatusCode::internal, "sm90: device index out of range");
 
-  static std::array<DeviceState, kMaxDevices> states;
-  DeviceState& st = states[dev];
-  std::call_once(st.once, [&] {
+  static PerDevice<DeviceState> states;
+  const DeviceState& st = states.get(dev, [&](DeviceState& s) {
     auto* fn = gemm_kernel<T>;
-    st.err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
-    if (st.err != cudaSuccess) return;
+    s.err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+    if (s.err != cudaSuccess) return;
     if constexpr (T::kClusterSize > 1) {
       // Not every SM can host a cluster member (GPC granularity): size the persistent grid by what fits.
-      st.err = max_active_clusters(reinterpret_cast<const void*>(fn), T::kThreads, T::kSmemBytes, T::kClusterSize,
-                                   &st.max_clusters);
+      s.err = max_active_clusters(reinterpret_cast<const void*>(fn), T::kThreads, T::kSmemBytes, T::kClusterSize,
+                                   &s.max_clusters);
     } else {
-      st.err = cudaDeviceGetAttribute(&st.max_clusters, cudaDevAttrMultiProcessorCount, dev);
+      s.err = cudaDeviceGetAttribute(&s.max_clusters, cudaDevAttrMultiProcessorCount, dev);
     }
-    if (st.err == cudaSuccess && st.max_clusters < 1) st.err = cudaErrorInvalidConfiguration;
+    if (s.err == cudaSuccess && s.max_clusters < 1) s.err = cudaErrorInvalidConfiguration;
   });
   if (st.err != cudaSuccess) return cuda_status("kernel setup", st.err);
 

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,16 +22,14 @@ namespace {
 // Per device and instantiation: the shared-memory opt-in, and how many CTAs run at once unclustered and in
 // clusters of 2 (the automatic split choices; sm90_swapab_plan.h).
 struct SwapAbDevice {
-  std::once_flag once;
   cudaError_t err = cudaSuccess;
   std::array<int, 2> concurrent{};  // CTAs resident at once with clusters of 1, 2
 };
 
 template <class T>
-SwapAbDevice* device_state(int dev) {
-  static std::array<SwapAbDevice, kMaxDevices> states;
-  SwapAbDevice& st = states[dev];
-  std::call_once(st.once, [&] {
+const SwapAbDevice* device_state(int dev) {
+  static PerDevice<SwapAbDevice> states;
+  return &states.get(dev, [](SwapAbDevice& st) {
     const void* fn = reinterpret_cast<const void*>(swapab_kernel<T>);
     st.err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
     for (int i = 0; i < 2 && st.err == cudaSuccess; ++i) {
@@ -43,7 +40,6 @@ SwapAbDevice* device_state(int dev) {
     }
     if (st.err == cudaSuccess && st.concurrent[0] < 1) st.err = cudaErrorInvalidConfiguration;
   });
-  return &st;
 }
 
 template <class T>
