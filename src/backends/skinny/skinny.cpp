@@ -21,13 +21,9 @@
 
 namespace tgemm::skinny {
 
-// In skinny_bf16.cu / skinny_fp16.cu: the __global__ function for (max_m, vec), or null.
-const void* kernel_bf16(int max_m, bool vec);
-const void* kernel_fp16(int max_m, bool vec);
-const void* kernel_tma_bf16(int max_m);
-const void* kernel_tma_fp16(int max_m);
-const void* kernel_ws_bf16(int max_m);
-const void* kernel_ws_fp16(int max_m);
+// In skinny_bf16.cu / skinny_fp16.cu (skinny_instances.cuh): the __global__ function of a Config, or null.
+const void* kernel_bf16(const Config& c);
+const void* kernel_fp16(const Config& c);
 
 namespace {
 
@@ -299,30 +295,30 @@ void add_skinny_kernels(BackendKernels& out) {
   const DType dtypes[2] = {DType::bf16, DType::fp16};
   for (int d = 0; d < 2; ++d) {
     const bool bf16 = dtypes[d] == DType::bf16;
-    auto fn_of = [&](int max_m, bool vec) { return bf16 ? skinny::kernel_bf16(max_m, vec) : skinny::kernel_fp16(max_m, vec); };
+    auto fn_of = [&](const Config& c) { return bf16 ? skinny::kernel_bf16(c) : skinny::kernel_fp16(c); };
     Config base;
     base.in = dtypes[d];
     for (int mt : skinny::kMTiles) {
       Config c = base;
       c.max_m = mt;
       c.vec = true;
-      defs->auto_vec[d][skinny::mtile_index(mt)] = add_family(c, fn_of(mt, true), skinny::kFixedSplits);
+      defs->auto_vec[d][skinny::mtile_index(mt)] = add_family(c, fn_of(c), skinny::kFixedSplits);
     }
     {
       Config c = base;
       c.max_m = skinny::kTmaMTile;
       c.tma = true;
-      add_family(c, bf16 ? skinny::kernel_tma_bf16(c.max_m) : skinny::kernel_tma_fp16(c.max_m), skinny::kTmaFixedSplits);
+      add_family(c, fn_of(c), skinny::kTmaFixedSplits);
       c.ws = true;
       for (int i = 0; i < 3; ++i) {
         c.max_m = skinny::kWsMTiles[i];
-        defs->ws_auto[d][i] = add_family(c, bf16 ? skinny::kernel_ws_bf16(c.max_m) : skinny::kernel_ws_fp16(c.max_m), skinny::kWsFixedSplits);
+        defs->ws_auto[d][i] = add_family(c, fn_of(c), skinny::kWsFixedSplits);
       }
     }
     Config c = base;
     c.max_m = skinny::kScalarMTile;
     c.vec = false;
-    auto k = std::make_unique<SkinnyKernel>(c, fn_of(c.max_m, false));
+    auto k = std::make_unique<SkinnyKernel>(c, fn_of(c));
     defs->scalar[d] = k.get();
     out.kernels.push_back(std::move(k));
   }

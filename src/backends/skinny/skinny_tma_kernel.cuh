@@ -69,6 +69,22 @@ __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
                : "r"(addr));
 }
 
+// One k-step's ldmatrix fragments from a ring stage of 128-byte swizzled rows: a[kk] = k16 step kk of the warp's 16 W
+// rows at `w` (the lane's row already added), b[nb][h] = k32 half h of X rows 8 nb.. 8 nb + 7 at `x` + nb * 1024.
+// `wsw` / `xsw`: the swizzle term (row & 7) of the lane's W / X row. Blocks of X rows at or past m are skipped.
+template <int NB>
+__device__ __forceinline__ void ldsm_step(uint32_t (&a)[4][4], uint32_t (&b)[NB][2][4], uint32_t w, uint32_t a_hi,
+                                          uint32_t wsw, uint32_t x, uint32_t b_hi, uint32_t xsw, int m) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) ldsm_x4(a[kk], w + (((2 * kk + a_hi) ^ wsw) << 4));
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb) {
+    if (nb > 0 && nb * 8 >= m) break;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) ldsm_x4(b[nb][h], x + nb * 1024 + (((4 * h + b_hi) ^ xsw) << 4));
+  }
+}
+
 // The ring's barriers (full: the producer's one arrival plus the bytes; empty: one arrival per consumer warp) and the
 // descriptors of both tensor maps fetched ahead of the first copy. Called by one thread of the block.
 __device__ __forceinline__ void init_ring(uint32_t full0, uint32_t empty0, int stages, const TmaParams& tp) {
@@ -205,16 +221,7 @@ __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kerne
       const uint32_t xs = ring + uint32_t(slot) * stage_bytes + uint32_t(WK) * wbytes + uint32_t(wk) * xbytes;
       uint32_t a[4][4];
       uint32_t b[NB][2][4];
-      if (live) {
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) dev::ldsm_x4(a[kk], ws + a_row + (((2 * kk + a_hi) ^ sw) << 4));
-#pragma unroll
-        for (int nb = 0; nb < NB; ++nb) {
-          if (nb > 0 && nb * 8 >= m) break;
-#pragma unroll
-          for (int h = 0; h < 2; ++h) dev::ldsm_x4(b[nb][h], xs + nb * 1024 + b_row + (((4 * h + b_hi) ^ sw) << 4));
-        }
-      }
+      if (live) dev::ldsm_step<NB>(a, b, ws + a_row, a_hi, sw, xs + b_row, b_hi, sw, m);
       dev::mma_then_release<T, NB>(acc, a, b, m, live, empty0 + 8 * slot, lane);
       if (++slot == ST) {
         slot = 0;

@@ -199,16 +199,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       const uint32_t xsw = packed ? (rx & 7) : sw;
       uint32_t a[4][4];
       uint32_t b[NB][2][4];
-      if (live) {
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) dev::ldsm_x4(a[kk], ws + a_row + (((2 * kk + a_hi) ^ sw) << 4));
-#pragma unroll
-        for (int nb = 0; nb < NB; ++nb) {
-          if (nb > 0 && nb * 8 >= m) break;
-#pragma unroll
-          for (int h = 0; h < 2; ++h) dev::ldsm_x4(b[nb][h], xs + nb * 1024 + (((4 * h + b_hi) ^ xsw) << 4));
-        }
-      }
+      if (live) dev::ldsm_step<NB>(a, b, ws + a_row, a_hi, sw, xs, b_hi, xsw, m);
       dev::mma_then_release<T, NB>(acc, a, b, m, live, empty0 + 8 * slot, lane);
       if (++slot == ST) {
         slot = 0;
