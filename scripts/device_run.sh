@@ -72,7 +72,9 @@ for step in $STEPS; do
               > "$OUT/bench_decode_$m.log" 2>&1; rc=$((rc|$?))
           done
           unset TGEMM_CONFIG
-          PROF=""; [ -f "$OUT/tune_profile.csv" ] && PROF="--profile $OUT/tune_profile.csv"
+          # The crossover table comes from this run's tune profile, else from the shipped one.
+          PROF_CSV="$OUT/tune_profile.csv"; [ -f "$PROF_CSV" ] || { PROF_CSV="$OUT/shipped_profile.csv"; zcat docs/data/tune_profile.csv.gz > "$PROF_CSV"; }
+          PROF="--profile $PROF_CSV"
           python3 scripts/decode_report.py --bench graph="$OUT/bench_decode_graph.csv" --bench plain="$OUT/bench_decode_plain.csv" \
             --copy-from-log "$OUT/bench_decode_graph.log" $PROF --stream-probe docs/data/stream_probe.csv -o "$OUT/decode_report.md" | tail -2 ;;
     # A/B of the tensor-map cache on plain launches (the default "decode" step has it on).
