@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -294,7 +295,13 @@ void add_skinny_kernels(BackendKernels& out) {
   const DType dtypes[2] = {DType::bf16, DType::fp16};
   for (int d = 0; d < 2; ++d) {
     const bool bf16 = dtypes[d] == DType::bf16;
-    auto fn_of = [&](const Config& c) { return bf16 ? skinny::kernel_bf16(c) : skinny::kernel_fp16(c); };
+    // Every registered configuration has its __global__ function (skinny_instances.cuh); a gap there would only show
+    // as a failed launch, so registration refuses it.
+    auto fn_of = [&](const Config& c) {
+      const void* fn = bf16 ? skinny::kernel_bf16(c) : skinny::kernel_fp16(c);
+      if (fn == nullptr) throw std::logic_error("tgemm: no skinny kernel function built for " + c.name());
+      return fn;
+    };
     Config base;
     base.in = dtypes[d];
     for (int mt : skinny::kMTiles) {
