@@ -11,7 +11,8 @@ inline bool env_switch(const char* name) {
   return !(e && e[0] == '0');
 }
 
-// The integer value of `name`, or `fallback` where it is unset or not a number (TGEMM_SKINNY_WS_STAGES=n, ...).
+// The integer value of `name` (std::atoi: 0 for text that is not a number), or `fallback` where it is unset or empty
+// (TGEMM_SKINNY_WS_STAGES=n, ...).
 inline int env_int(const char* name, int fallback) {
   const char* e = std::getenv(name);
   return e && *e ? std::atoi(e) : fallback;
