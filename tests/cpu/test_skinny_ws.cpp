@@ -69,14 +69,15 @@ TEST(SkinnyWs, GeneratedNames) {
   EXPECT_EQ(c.name(), "skinny_fp16_m16_ws_skauto_i64");
 }
 
-// M tiles 32 and 64: WK <= 2, so their families are auto, sk1 and sk2; M up to the tile.
-TEST(SkinnyWs, WideTilesTakeAtMostTwoWarpsAlongK) {
+// M tile 64 (wgmma): WK <= 2, so its family is auto, sk1 and sk2; M tile 32 (mma.sync, as M tile 16) adds sk4.
+// M up to the tile.
+TEST(SkinnyWs, WideTilesTakeAtMostTwoOrFourWarpsAlongK) {
   for (int mt : {32, 64}) {
     Config c;
     c.max_m = mt;
     c.tma = c.ws = true;
-    EXPECT_EQ(c.max_wk(), 2);
-    EXPECT_EQ(c.max_split(), 2);
+    EXPECT_EQ(c.max_wk(), mt == 64 ? 2 : 4);
+    EXPECT_EQ(c.max_split(), mt == 64 ? 2 : 4);
     EXPECT_EQ(c.limits().max_m, mt);
     EXPECT_EQ(c.limits().min_m, 1);
     EXPECT_EQ(c.limits().ld_multiple, 8);

@@ -36,8 +36,8 @@ constexpr int kScalarMTile = 64;
 constexpr int kTmaMTile = 16;
 constexpr int kTmaFixedSplits[] = {1, 4, 8};
 // Persistent variant: M tiles 16, 32 and 64; the fixed splits are its WK (tiles of 128 / WK rows), beside auto
-// (which also splits K across blocks where row tiles are few). M tiles 32 / 64 take WK <= 2 (ws_max_wk), so they
-// register auto, sk1 and sk2: six kernels per dtype for the tuner to time.
+// (which also splits K across blocks where row tiles are few). M tile 64 takes WK <= 2 (ws_max_wk), so it registers
+// auto, sk1 and sk2, and M tile 32 (WK <= 4) auto and sk1..sk4: twelve kernels per dtype for the tuner to time.
 constexpr int kWsMTiles[] = {16, 32, 64};
 constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
 
@@ -167,8 +167,8 @@ class SkinnyKernel final : public Kernel {
       // X box of exactly M rows; W box of the tile's rows; ring depth ws_stage_cap() where shared memory allows.
       tp.p = prm;
       tp.x_rows = int(p.m);
-      // M tiles above 16 give every unit's X an MT-row slot (skinny_ws_kernel.cuh, kWide).
-      const int xm = cfg_.max_m > 16 ? cfg_.max_m : int(p.m);
+      // M tile 64 gives every unit's X an MT-row slot (skinny_ws_kernel.cuh, kWide).
+      const int xm = cfg_.max_m > 32 ? cfg_.max_m : int(p.m);
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       if (sh.s > 1) {
@@ -337,7 +337,9 @@ void add_skinny_kernels(BackendKernels& out) {
   //
   // 16 < M <= 64: nothing before cuBLASLt either. Device call ws-4 (graph replay, the 12 decode layers at M = 32, 48,
   // 64, every ws kernel of M tile 32 and 64, wgmma): the best of them reached 0.51-0.98x cuBLASLt, never 1.0x
-  // (scripts/dev/SKINNY_NOTES.md); they are the first fallbacks below.
+  // (scripts/dev/SKINNY_NOTES.md); they are the first fallbacks below. M tile 32 with mma.sync and WK 4 (run 69)
+  // beats cuBLASLt on 4 of the 12 layers at M = 24 / 32 (3584x3584 and 4096x4096 by 8-9%) and loses up to 33% on
+  // the others (4608x3584), too uneven for a rule without a table; a tuned table picks it where it wins.
   out.defaults = [defs](const Problem& p) -> std::vector<const Kernel*> {
     if (p.m < 1 || p.m > 16 || p.n < 1 || p.k < 1) return {};
     const int d = skinny::dtype_index(p);

@@ -91,10 +91,11 @@ inline constexpr int kWsPrefetchBytes = 16 * 1024;
 // 6-stage ring (also alone on its SM) +1.6%, 6 stages with the floor +1.6%, PDL off -0.9%.
 inline constexpr int kWsSoloSmemBytes = 116 * 1024;
 static_assert(2 * (kWsSoloSmemBytes + 1024) > 228 * 1024, "a second block would fit beside the first");
-// M tiles 32 and 64 (M = 17..64) take WK <= 2: every row tile re-reads all of X (M rows per BR rows of W), and a
-// warp's B fragments are M x 64 per unit beside its 16 x 64 of A, so 32- or 16-row tiles would move 2-8x as many X
-// bytes (L2 and ldmatrix) as W bytes.
-constexpr int ws_max_wk(int mt) { return mt <= 16 ? kWsMaxWk : 2; }
+// M tile 64 (its wgmma consumers take 64 W rows each) has WK <= 2. M tile 32 takes WK up to 4 although every row tile
+// re-reads all of X (M rows per BR rows of W; at WK = 4 as many X bytes as W bytes cross L2 and the ring): at
+// N = 3584-4096 only 32-row tiles give every SM a tile, and they won (skinny_ws_kernel.cuh, run 69). WK = 8 leaves
+// the ring 3 stages at M = 32 and was the fastest of its family only where cuBLASLt was faster still.
+constexpr int ws_max_wk(int mt) { return mt <= 16 ? kWsMaxWk : mt <= 32 ? 4 : 2; }
 // The static partial tile of the persistent kernel: WK x MT x (BR + pad) floats for its largest WK.
 constexpr int ws_part_floats(int mt) { return mt * (kBlockRowsMax + kPartPad * ws_max_wk(mt)); }
 // Dynamic shared memory for the ring: what the M tile's partial tile leaves of the M = 16 kernel's total, so that
@@ -107,7 +108,8 @@ constexpr int ws_stages(int wk, int m, int mt = 16) {
   return st < kWsMaxStages ? st : kWsMaxStages;
 }
 static_assert(ws_stages(kWsMaxWk, 16) >= 4, "ring too shallow");
-static_assert(ws_stages(2, 64, 64) >= 4 && ws_stages(2, 32, 32) >= 4, "ring too shallow");
+static_assert(ws_stages(2, 64, 64) >= 4 && ws_stages(4, 32, 32) >= 4, "ring too shallow");
+static_assert(ws_smem_bytes(32) + 4 * ws_part_floats(32) + 1024 <= 227 * 1024, "shared memory per block");
 static_assert(ws_smem_bytes(64) + 4 * ws_part_floats(64) + 1024 <= 227 * 1024, "shared memory per block");
 static_assert(ws_smem_bytes(64) >= kWsSoloSmemBytes, "the opt-in covers the solo floor");
 

@@ -34,7 +34,13 @@
 // block that counts S sums the S slots in split order, adds bias and stores, so the bits do not depend on which block
 // arrives last.
 //
-// M tiles 32 and 64 (kWide; WK <= 2, ws_max_wk): the consumers are two warpgroups, and each stage is multiplied with
+// M tile 32 takes the ldmatrix + mma.sync path of M tile 16 with four 8-row X blocks, and WK up to 8. Session 8's
+// A/B (docs/benchmarks.md, run 69; graph replay, M = 24 / 32, 12 decode layers) against the wgmma path below, which
+// served M tile 32 until then with WK <= 2: WK = 4 (32-row tiles, 128 of them at N = 4096) took 4096x4096 from 14.6
+// to 12.0 us and 3584x3584 from 13.1 to 10.2 (cuBLASLt 13.1 / 11.2); with 64 or 128-row tiles those layers left
+// half the SMs idle.
+//
+// M tile 64 (kWide; WK <= 2, ws_max_wk): the consumers are two warpgroups, and each stage is multiplied with
 // wgmma m64nMTk16 (core/wgmma.cuh) straight from shared memory: WK = 1, warpgroup g takes rows 64g.. of the 128-row
 // unit; WK = 2, warpgroup g takes unit g of the 64-row tile. X of unit q sits in its own MT-row slot (the descriptor
 // needs 1024-byte aligned 8-row groups), fetched with a 2D copy of exactly M rows; rows M..MT-1 of the slot are stale
@@ -64,7 +70,7 @@ template <class T, int MT>
 __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
   static_assert(MT == 8 || MT == 16 || MT == 32 || MT == 64, "M tile");
   constexpr int NB = MT / 8;
-  constexpr bool kWide = MT > 16;
+  constexpr bool kWide = MT > 32;  // wgmma consumers (see the top of this file)
   const Params& p = tp.p;
   extern __shared__ unsigned char smem_dyn[];
   __shared__ uint64_t bars[2 * kWsMaxStages];  // full[0..stages), empty[kWsMaxStages..)
