@@ -168,7 +168,8 @@ TEST(Plan, SkinnyIsTheFallbackAfterCublasLtAboveM16) {
 }
 
 // The untuned default for 16 < M <= 64 puts nothing before cuBLASLt (the ws kernels of M tile 32 / 64 measured
-// 0.51-0.98x cuBLASLt on the decode layers, ws-4); what cuBLASLt refuses with 16-byte rows goes to the persistent
+// 0.51-0.98x cuBLASLt on the decode layers, ws-4; M tile 32 with mma.sync wins 2 of the 12 at M = 32, run 69, which
+// a tuned table picks); what cuBLASLt refuses with 16-byte rows goes to the persistent
 // kernel of M tile 64, which splits K across blocks only where K >= 8192 and row tiles are few, with a workspace.
 TEST(Plan, PersistentM64IsTheFirstFallbackAboveM16) {
   DispatcherOptions o;
