@@ -91,13 +91,6 @@ bool ws_split_enabled() {
   return on;
 }
 
-// TGEMM_SKINNY_WS_MC=0: the M tile 32 persistent kernel fetches X in every CTA instead of multicasting it to clusters
-// of two (A/B timing; skinny_ws_kernel.cuh).
-bool ws_mc_enabled() {
-  static const bool on = env_switch("TGEMM_SKINNY_WS_MC");
-  return on;
-}
-
 // TGEMM_SKINNY_PDL=0 launches without the programmatic-dependency attribute (for A/B measurements).
 bool pdl_enabled() {
   static const bool on = env_switch("TGEMM_SKINNY_PDL");
@@ -210,15 +203,6 @@ class SkinnyKernel final : public Kernel {
         return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
       lc.blockDim = dim3(kTmaThreads, 1, 1);
       lc.dynamicSmemBytes = size_t(dyn);
-      // X multicast to clusters of two (skinny_ws_kernel.cuh): M tile 32 above M = 16, no split across blocks. The
-      // grid is an even number of CTAs within the pairs of SMs that can host a cluster (not every SM can).
-      if (cfg_.max_m == 32 && p.m > 16 && sh.s == 1 && sh.row_tiles >= 2 && ws_mc_enabled()) {
-        const int pairs = mc_pairs(dyn_max);
-        if (pairs > 0) {
-          tp.mc = 1;
-          lc.gridDim.x = unsigned(std::min<int64_t>((sh.row_tiles + 1) / 2, pairs) * 2);
-        }
-      }
     } else if (cfg_.tma) {
       tp.p = prm;
       tp.x_rows = tma_x_rows(int(p.m), cfg_.max_m);
@@ -235,10 +219,9 @@ class SkinnyKernel final : public Kernel {
     lc.stream = stream;
     cudaLaunchAttribute attr[2];
     unsigned na = 0;
-    // The persistent kernel's blocks along K meet in the workspace, not a cluster; its clusters pair row tiles.
-    if ((sh.s > 1 && !cfg_.ws) || tp.mc) {
+    if (sh.s > 1 && !cfg_.ws) {  // the persistent kernel's blocks along K meet in the workspace, not a cluster
       attr[na].id = cudaLaunchAttributeClusterDimension;
-      attr[na].val.clusterDim.x = tp.mc ? 2u : unsigned(sh.s);
+      attr[na].val.clusterDim.x = unsigned(sh.s);
       attr[na].val.clusterDim.y = 1;
       attr[na].val.clusterDim.z = 1;
       ++na;
@@ -256,46 +239,18 @@ class SkinnyKernel final : public Kernel {
     cudaError_t e = cudaLaunchKernelExC(&lc, fn_, args);
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess)
-      return Status(StatusCode::cuda_error, name_ + ": launch of " + std::to_string(lc.gridDim.x) + " blocks (cluster " +
-                                                std::to_string(tp.mc ? 2 : sh.s) + ") failed: " + cudaGetErrorName(e) +
-                                                ": " + cudaGetErrorString(e));
+      return Status(StatusCode::cuda_error, name_ + ": launch of " + std::to_string(sh.blocks) + " blocks (cluster " +
+                                                std::to_string(sh.s) + ") failed: " + cudaGetErrorName(e) + ": " +
+                                                cudaGetErrorString(e));
     return Status::Ok();
   }
 
  private:
-  // Clusters of two of this kernel (dynamic shared memory `smem`, the opt-in) that fit at once on the current device,
-  // asked once per device; 0 where the query fails or the device is beyond PerDevice's range (no multicast then).
-  int mc_pairs(int smem) const {
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
-      (void)cudaGetLastError();
-      return 0;
-    }
-    return mc_pairs_.get(dev, [&](int& v) {
-      cudaLaunchConfig_t c = {};
-      c.gridDim = dim3(2, 1, 1);
-      c.blockDim = dim3(kTmaThreads, 1, 1);
-      c.dynamicSmemBytes = size_t(smem);
-      cudaLaunchAttribute a;
-      a.id = cudaLaunchAttributeClusterDimension;
-      a.val.clusterDim.x = 2;
-      a.val.clusterDim.y = 1;
-      a.val.clusterDim.z = 1;
-      c.attrs = &a;
-      c.numAttrs = 1;
-      if (cudaOccupancyMaxActiveClusters(&v, fn_, &c) != cudaSuccess) {
-        (void)cudaGetLastError();
-        v = 0;
-      }
-    });
-  }
-
   Config cfg_;
   std::string name_;
   Limits limits_;
   const void* fn_;
   SmemOptIn smem_optin_;  // the TMA variants' opt-in, once per device
-  mutable PerDevice<int> mc_pairs_;
 };
 
 int mtile_index(int max_m) {

@@ -85,14 +85,12 @@ __device__ __forceinline__ void ldsm_step(uint32_t (&a)[4][4], uint32_t (&b)[NB]
   }
 }
 
-// The ring's barriers (full: the producer's one arrival plus the bytes; empty: one arrival per consumer warp, of both
-// CTAs of a pair when the X boxes are multicast, skinny_ws_kernel.cuh) and the descriptors of both tensor maps
-// fetched ahead of the first copy. Called by one thread of the block.
-__device__ __forceinline__ void init_ring(uint32_t full0, uint32_t empty0, int stages, const TmaParams& tp,
-                                          uint32_t empty_arrivals = kWarps) {
+// The ring's barriers (full: the producer's one arrival plus the bytes; empty: one arrival per consumer warp) and the
+// descriptors of both tensor maps fetched ahead of the first copy. Called by one thread of the block.
+__device__ __forceinline__ void init_ring(uint32_t full0, uint32_t empty0, int stages, const TmaParams& tp) {
   for (int i = 0; i < stages; ++i) {
     mbar_init(full0 + 8 * i, 1);
-    mbar_init(empty0 + 8 * i, empty_arrivals);
+    mbar_init(empty0 + 8 * i, kWarps);
   }
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.w) : "memory");

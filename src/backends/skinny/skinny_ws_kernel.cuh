@@ -40,15 +40,6 @@
 // to 12.0 us and 3584x3584 from 13.1 to 10.2 (cuBLASLt 13.1 / 11.2); with 64 or 128-row tiles those layers left
 // half the SMs idle.
 //
-// X multicast (tp.mc, M tile 32 at M > 16, no split across blocks): the grid is made of clusters of two CTAs, and
-// the pair walks adjacent row tiles (item and item ^ 1) in lockstep, so both need the same X units at every stage.
-// Rank 0 fetches each stage's X once and multicasts it into both CTAs' slots; each CTA fetches its own W. At WK = 4
-// and M = 32 the X boxes are as large as the W boxes, and without this the SMs pulled ~7.2 TB/s out of L2 on the big
-// layers (run 69). A slot is refilled only when the consumers of both CTAs have released it: every consumer warp
-// arrives on its own and on the peer's empty barrier. Where the tile count is odd, rank 1 of the last pair walks a
-// tile past N: it fetches no W, its products are never stored, but it receives X and releases its slots like any
-// tile, which rank 0's multicast needs.
-//
 // M tile 64 (kWide; WK <= 2, ws_max_wk): the consumers are two warpgroups, and each stage is multiplied with
 // wgmma m64nMTk16 (core/wgmma.cuh) straight from shared memory: WK = 1, warpgroup g takes rows 64g.. of the 128-row
 // unit; WK = 2, warpgroup g takes unit g of the 64-row tile. X of unit q sits in its own MT-row slot (the descriptor
@@ -57,7 +48,6 @@
 #pragma once
 
 #include "backends/skinny/skinny_tma_kernel.cuh"
-#include "core/ptx.cuh"
 #include "core/wgmma.cuh"
 
 namespace tgemm::skinny {
@@ -75,7 +65,7 @@ __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;"
 }  // namespace dev
 
 // Grid: min(work items, SMs) blocks of kTmaThreads threads, one per SM (dynamic shared memory
-// stages * ws_stage_bytes(WK, M) + 1024 and the static partial tile); with tp.mc an even count, clusters of 2.
+// stages * ws_stage_bytes(WK, M) + 1024 and the static partial tile).
 template <class T, int MT>
 __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
   static_assert(MT == 8 || MT == 16 || MT == 32 || MT == 64, "M tile");
@@ -112,64 +102,48 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const uint32_t ring = (dev::smem_u32(smem_dyn) + 1023u) & ~1023u;
   const uint32_t full0 = dev::smem_u32(&bars[0]), empty0 = dev::smem_u32(&bars[kWsMaxStages]);
   const bool producer = warp == kWarps;
-  // Uniform over the cluster (one launch); compiled only into M tile 32, so M tile 16 keeps its instruction stream.
-  const bool mc = MT == 32 && tp.mc != 0 && S == 1;
-  const uint32_t rank = mc ? ptx::cluster_ctarank() : 0u;
-  const int64_t walk_end = mc ? (items + 1) & ~int64_t(1) : items;  // a pair's second item may be a tile past N
-  const uint32_t empty_arrivals = mc ? 2 * kWarps : kWarps;
 
   if (producer && lane == 0) {
-    dev::init_ring(full0, empty0, ST, tp, empty_arrivals);
+    dev::init_ring(full0, empty0, ST, tp);
     // Before the PDL wait only L2 prefetches of W (see skinny_tma_kernel.cuh): the first tp.prefetch_units units of
     // this block's first item (skinny_config.h, kWsPrefetchBytes: one stage, not the whole ring).
     const int64_t t0 = blockIdx.x / S, ub0 = (blockIdx.x - t0 * S) * ups;
-    const int64_t pre = !mc || t0 < tiles ? min(int64_t(tp.prefetch_units), min(ups, ku - ub0)) : 0;
+    const int64_t pre = min(int64_t(tp.prefetch_units), min(ups, ku - ub0));
     for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int((ub0 + u) * kTmaUnitK), int(t0 * BR));
   }
   dev::pdl_launch_dependents();
   dev::pdl_wait();
-  if (mc)
-    ptx::cluster_sync();  // both CTAs' barriers initialized before the first multicast or remote arrival
-  else
-    __syncthreads();  // barriers initialized
+  __syncthreads();  // barriers initialized
 
   if (producer) {
     if (lane == 0) {
       int slot = 0;
       uint32_t phase = 0;
       int64_t it = 0;
-      for (int64_t item = blockIdx.x; item < walk_end; item += gridDim.x) {
+      for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
         const int64_t tile = item / S;
         const int row0 = int(tile * BR);
         const int64_t ub = (item - tile * S) * ups, ue = min(ub + ups, ku);
-        const uint32_t w_on = !mc || tile < tiles ? 1u : 0u;  // 0: the pair's tile past N (mc), X only
-        const bool x_here = !mc || rank == 0;         // who fetches X: each CTA, or rank 0 for both
         for (int64_t u0 = ub; u0 < ue; u0 += WK, ++it) {
           if (it >= ST) dev::mbar_wait(empty0 + 8 * slot, phase ^ 1u);
           const uint32_t full = full0 + 8 * slot;
           const int units = int(min(int64_t(WK), ue - u0));
           const uint32_t st = ring + uint32_t(slot) * stage_bytes;
           if (tp.use3 && u0 + WK <= tp.kfull) {
-            dev::mbar_expect_tx(full, uint32_t(WK) * (w_on * wbytes + xbytes));
-            if (w_on) dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
+            dev::mbar_expect_tx(full, uint32_t(WK) * (wbytes + xbytes));
+            dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
             if constexpr (kWide) {
               for (int q = 0; q < WK; ++q)
                 dev::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, int((u0 + q) * kTmaUnitK), 0, full);
             } else {
-              if (mc && x_here)
-                ptx::tma_load_3d_multicast(st + WK * wbytes, &tp.x3, full, 0, 0, int(u0), uint16_t(0x3));
-              else if (x_here)
-                dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
+              dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
             }
           } else {
-          dev::mbar_expect_tx(full, uint32_t(units) * (w_on * wbytes + xbytes));
+          dev::mbar_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
           for (int q = 0; q < units; ++q) {
             const int kc = int((u0 + q) * kTmaUnitK);
-            if (w_on) dev::tma_load_2d(st + q * wbytes, &tp.w, kc, row0, full);
-            if (mc && x_here)
-              ptx::tma_load_2d_multicast(st + WK * wbytes + q * xslot, &tp.x, full, kc, 0, uint16_t(0x3));
-            else if (x_here)
-              dev::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, kc, 0, full);
+            dev::tma_load_2d(st + q * wbytes, &tp.w, kc, row0, full);
+            dev::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, kc, 0, full);
           }
           }
           if (++slot == ST) {
@@ -180,7 +154,6 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       }
     }
     __syncwarp();
-    if (mc) ptx::cluster_sync();  // the consumers' exit barrier below
     return;  // the consumers' named barriers do not count this warp
   }
 
@@ -192,7 +165,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const uint32_t rx = uint32_t(wk * m + (lane & 7));  // packed X row of this lane in a 3D-fetched stage
   int slot = 0;
   uint32_t phase = 0;
-  for (int64_t item = blockIdx.x; item < walk_end; item += gridDim.x) {
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const int64_t tile = item / S;
     const int64_t ub = (item - tile * S) * ups, ue = min(ub + ups, ku);
     float acc[NB][4];
@@ -234,7 +207,6 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       uint32_t b[NB][2][4];
       if (live) dev::ldsm_step<NB>(a, b, ws + a_row, a_hi, sw, xs, b_hi, xsw, m);
       dev::mma_then_release<T, NB>(acc, a, b, m, live, empty0 + 8 * slot, lane);
-      if (mc && lane == 0) ptx::mbar_arrive_cluster(empty0 + 8 * slot, rank ^ 1u);  // the peer's X multicast
       if (++slot == ST) {
         slot = 0;
         phase ^= 1u;
@@ -298,8 +270,6 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     }
     dev::consumer_sync();  // part (and last_arrival) are rewritten by the next item
   }
-  // Neither CTA of a pair may exit while the other can still arrive on its barriers or multicast into its ring.
-  if (mc) ptx::cluster_sync();
 }
 
 }  // namespace tgemm::skinny

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "backends/sm90/sm90_config.h"
-#include "core/ptx.cuh"
+#include "backends/sm90/sm90_ptx.cuh"
 
 namespace tgemm::sm90 {
 

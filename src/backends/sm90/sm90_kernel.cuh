@@ -35,7 +35,7 @@
 
 #include "backends/sm90/sm90_config.h"
 #include "backends/sm90/sm90_epilogue.cuh"
-#include "core/ptx.cuh"
+#include "backends/sm90/sm90_ptx.cuh"
 #include "backends/sm90/sm90_scheduler.cuh"
 #include "core/wgmma.cuh"
 

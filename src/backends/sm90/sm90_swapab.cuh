@@ -28,7 +28,7 @@
 
 #include "backends/sm90/sm90_config.h"
 #include "backends/sm90/sm90_epilogue.cuh"
-#include "core/ptx.cuh"
+#include "backends/sm90/sm90_ptx.cuh"
 #include "core/wgmma.cuh"
 
 namespace tgemm::sm90 {

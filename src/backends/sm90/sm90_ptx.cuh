@@ -1,12 +1,12 @@
-// Thin inline-PTX wrappers for the Hopper features the sm90 and skinny kernels use: mbarriers, TMA (bulk tensor
-// copies), wgmma bookkeeping, setmaxnreg and cluster primitives. Written as PTX rather than through a template library
-// so that the instruction stream is exactly what the kernel comments describe.
+// Thin inline-PTX wrappers for the Hopper features the sm90 kernels use: mbarriers, TMA (bulk tensor copies),
+// wgmma bookkeeping, setmaxnreg and cluster primitives. Written as PTX rather than through a template library so
+// that the instruction stream is exactly what the kernel comments describe.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
 #include <cstdint>
 
-namespace tgemm::ptx {
+namespace tgemm::sm90::ptx {
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -81,16 +81,6 @@ __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtens
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
       " [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(mask)
-      : "memory");
-}
-
-// 3D tile load written to the same offset in every CTA of `mask` (skinny_ws_kernel.cuh: a whole stage of X units).
-__device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar,
-                                                      int32_t c0, int32_t c1, int32_t c2, uint16_t mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "h"(mask)
       : "memory");
 }
 
@@ -173,4 +163,4 @@ __device__ __forceinline__ void st_global_v4(void* p, uint4 v) {
                : "memory");
 }
 
-}  // namespace tgemm::ptx
+}  // namespace tgemm::sm90::ptx
