@@ -58,13 +58,6 @@ int ws_stage_cap(int64_t m) {
   return m <= kWsShallowMaxM ? kWsDefaultStages : kWsMaxStages;
 }
 
-// The persistent kernel's ring budget: ws_smem_bytes(M tile), or TGEMM_SKINNY_WS_RING_KB=n KB up to what the block
-// can have beside its static shared memory, ws_smem_max (A/B timing of the ring depth).
-int ws_ring_bytes(int mt) {
-  static const int kb = env_int("TGEMM_SKINNY_WS_RING_KB", 0);
-  return kb > 0 ? std::clamp(kb * 1024, kWsSoloSmemBytes, ws_smem_max(mt)) : ws_smem_bytes(mt);
-}
-
 // The persistent kernel's L2 prefetch before its PDL wait (skinny_config.h, kWsPrefetchBytes), or
 // TGEMM_SKINNY_WS_PREFETCH_KB=n KB of W per block (A/B timing).
 int ws_prefetch_bytes() {
@@ -176,8 +169,7 @@ class SkinnyKernel final : public Kernel {
       tp.x_rows = int(p.m);
       // M tile 64 gives every unit's X an MT-row slot (skinny_ws_kernel.cuh, kWide).
       const int xm = cfg_.max_m > 32 ? cfg_.max_m : int(p.m);
-      const int ring_bytes = ws_ring_bytes(cfg_.max_m);
-      tp.stages = std::min({(ring_bytes - 1024) / ws_stage_bytes(1 << sh.wk_log2, xm), kWsMaxStages, ws_stage_cap(p.m)});
+      tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       if (sh.s > 1) {
         const int64_t need = ws_workspace_bytes(sh, p.m);
@@ -206,7 +198,7 @@ class SkinnyKernel final : public Kernel {
         tp.use3 = 1;
       int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, xm) + 1024;
       if (ws_solo()) dyn = std::max(dyn, kWsSoloSmemBytes);
-      const int dyn_max = ring_bytes;
+      const int dyn_max = ws_smem_bytes(cfg_.max_m);
       if (cudaError_t e = smem_optin_.ensure(fn_, dyn_max); e != cudaSuccess)
         return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
       lc.blockDim = dim3(kTmaThreads, 1, 1);

@@ -101,9 +101,6 @@ constexpr int ws_part_floats(int mt) { return mt * (kBlockRowsMax + kPartPad * w
 // Dynamic shared memory for the ring: what the M tile's partial tile leaves of the M = 16 kernel's total, so that
 // ring + partial tile + barriers stay inside the 227 KB a block may have.
 constexpr int ws_smem_bytes(int mt) { return kWsSmemBytes - 4 * (ws_part_floats(mt) - ws_part_floats(16)); }
-// The most dynamic shared memory the ring may take beside the static partial tile and barriers: 227 KB per block.
-constexpr int ws_smem_max(int mt) { return 227 * 1024 - 4 * ws_part_floats(mt) - 8 * 2 * kWsMaxStages - 64; }
-static_assert(ws_smem_max(64) >= ws_smem_bytes(64) && ws_smem_max(32) >= ws_smem_bytes(32), "the budget fits");
 // X box of a unit: exactly M rows (no L2 traffic for padding rows), placed in a 1024-byte aligned slot per 8 rows.
 constexpr int ws_stage_bytes(int wk, int m) { return wk * ((kBlockRowsMax / wk) * 128 + (m + 7) / 8 * 1024); }
 constexpr int ws_stages(int wk, int m, int mt = 16) {
