@@ -102,7 +102,7 @@ TEST(SkinnyWs, WideRingFitsSharedMemory) {
         const int st = ws_stages(wk, m, mt);
         EXPECT_GE(st, 4) << mt << " " << wk << " " << m;
         EXPECT_LE(st * ws_stage_bytes(wk, m) + 1024, ws_smem_bytes(mt)) << mt << " " << wk << " " << m;
-        EXPECT_LE(ws_smem_bytes(mt) + 4 * ws_part_total(mt) + 8 * 2 * kWsMaxStages + 16, 227 * 1024) << mt;
+        EXPECT_LE(ws_smem_bytes(mt) + 4 * ws_part_floats(mt) + 8 * 2 * kWsMaxStages + 16, 227 * 1024) << mt;
         EXPECT_LE(wk * mt * (kBlockRowsMax / wk + kPartPad), ws_part_floats(mt)) << mt << " " << wk;
       }
 }

@@ -91,13 +91,6 @@ bool ws_split_enabled() {
   return on;
 }
 
-// TGEMM_SKINNY_WS_REDUCER=0: the persistent kernel's consumers sum and store each tile themselves instead of handing
-// the partials to its reducer warp (A/B timing; skinny_ws_kernel.cuh).
-bool ws_reducer_enabled() {
-  static const bool on = env_switch("TGEMM_SKINNY_WS_REDUCER");
-  return on;
-}
-
 // TGEMM_SKINNY_PDL=0 launches without the programmatic-dependency attribute (for A/B measurements).
 bool pdl_enabled() {
   static const bool on = env_switch("TGEMM_SKINNY_PDL");
@@ -178,7 +171,6 @@ class SkinnyKernel final : public Kernel {
       const int xm = cfg_.max_m > 32 ? cfg_.max_m : int(p.m);
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
-      tp.reducer = ws_reducer_enabled() ? 1 : 0;
       if (sh.s > 1) {
         const int64_t need = ws_workspace_bytes(sh, p.m);
         if (workspace == nullptr || int64_t(workspace_bytes) < need)
@@ -209,7 +201,7 @@ class SkinnyKernel final : public Kernel {
       const int dyn_max = ws_smem_bytes(cfg_.max_m);
       if (cudaError_t e = smem_optin_.ensure(fn_, dyn_max); e != cudaSuccess)
         return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
-      lc.blockDim = dim3(kWsThreads, 1, 1);
+      lc.blockDim = dim3(kTmaThreads, 1, 1);
       lc.dynamicSmemBytes = size_t(dyn);
     } else if (cfg_.tma) {
       tp.p = prm;

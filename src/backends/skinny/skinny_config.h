@@ -64,7 +64,6 @@ static_assert(part_floats(16) * 4 <= tma_stage_bytes(1, 8) * 2, "the partial til
 // SMs. A stage holds WK consecutive 64-element units of the tile's BR rows: per W row WK x 128 contiguous bytes per
 // stage.
 inline constexpr int kWsMaxStages = 16;
-inline constexpr int kWsThreads = kTmaThreads + 32;  // 8 consumer warps, the producer warp, the reducer warp
 inline constexpr int kWsSmemBytes = 200 * 1024;
 inline constexpr int kWsMaxWk = 8;
 // Ring depth by default: kWsDefaultStages for M <= kWsShallowMaxM, as deep as kWsSmemBytes allows (8-11 stages,
@@ -99,13 +98,9 @@ static_assert(2 * (kWsSoloSmemBytes + 1024) > 228 * 1024, "a second block would 
 constexpr int ws_max_wk(int mt) { return mt <= 16 ? kWsMaxWk : mt <= 32 ? 4 : 2; }
 // The static partial tile of the persistent kernel: WK x MT x (BR + pad) floats for its largest WK.
 constexpr int ws_part_floats(int mt) { return mt * (kBlockRowsMax + kPartPad * ws_max_wk(mt)); }
-// Partial-tile buffers: two where the reducer warp drains one while the consumers fill the other (M tiles 16 and 32;
-// skinny_ws_kernel.cuh), one for M tile 64, whose consumers sum and store themselves.
-constexpr int ws_part_buffers(int mt) { return mt <= 32 ? 2 : 1; }
-constexpr int ws_part_total(int mt) { return ws_part_buffers(mt) * ws_part_floats(mt); }
-// Dynamic shared memory for the ring: what the M tile's partial tiles leave of the M = 16 kernel's total, so that
-// ring + partial tiles + barriers stay inside the 227 KB a block may have.
-constexpr int ws_smem_bytes(int mt) { return kWsSmemBytes - 4 * (ws_part_total(mt) - ws_part_total(16)); }
+// Dynamic shared memory for the ring: what the M tile's partial tile leaves of the M = 16 kernel's total, so that
+// ring + partial tile + barriers stay inside the 227 KB a block may have.
+constexpr int ws_smem_bytes(int mt) { return kWsSmemBytes - 4 * (ws_part_floats(mt) - ws_part_floats(16)); }
 // X box of a unit: exactly M rows (no L2 traffic for padding rows), placed in a 1024-byte aligned slot per 8 rows.
 constexpr int ws_stage_bytes(int wk, int m) { return wk * ((kBlockRowsMax / wk) * 128 + (m + 7) / 8 * 1024); }
 constexpr int ws_stages(int wk, int m, int mt = 16) {
@@ -114,9 +109,8 @@ constexpr int ws_stages(int wk, int m, int mt = 16) {
 }
 static_assert(ws_stages(kWsMaxWk, 16) >= 4, "ring too shallow");
 static_assert(ws_stages(2, 64, 64) >= 4 && ws_stages(4, 32, 32) >= 4, "ring too shallow");
-static_assert(ws_smem_bytes(32) + 4 * ws_part_total(32) + 1024 <= 227 * 1024, "shared memory per block");
-static_assert(ws_smem_bytes(16) + 4 * ws_part_total(16) + 1024 <= 227 * 1024, "shared memory per block");
-static_assert(ws_smem_bytes(64) + 4 * ws_part_total(64) + 1024 <= 227 * 1024, "shared memory per block");
+static_assert(ws_smem_bytes(32) + 4 * ws_part_floats(32) + 1024 <= 227 * 1024, "shared memory per block");
+static_assert(ws_smem_bytes(64) + 4 * ws_part_floats(64) + 1024 <= 227 * 1024, "shared memory per block");
 static_assert(ws_smem_bytes(64) >= kWsSoloSmemBytes, "the opt-in covers the solo floor");
 
 struct Config {

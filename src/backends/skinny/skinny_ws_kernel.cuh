@@ -24,14 +24,9 @@
 // stage that reaches the partial unit at the end of K is fetched unit by unit with the 2D maps, which zero-fill
 // past K; there X unit wk sits in its own 1024-byte slot.
 //
-// Reduction, fixed order, per tile: the consumer warps write their 16 x M partials to shared memory; they are
-// summed in warp order (wk = 0, 1, ...), bias is added and the sums stored. Without a split across blocks (S = 1)
-// and below M tile 64 a tenth warp, the reducer, does the sum and the stores from one of two partial-tile buffers
-// while the consumers go on with the next tile in the other (tp.reducer; named barriers kPartFull + b / kPartFree
-// + b hand buffer b over and back). Run 76's timeline (globaltimer stamps per tile) had the consumers stop for
-// ~0.5 us per tile to sum and store, with the ring drained meanwhile: at 1 x 6144 x 4096 (WK 8, 2-3 tiles per block)
-// the main loops filled 67% of the launch. Otherwise the 256 consumer threads sum and store themselves (named
-// barrier 1), and the producer keeps filling the ring with the next tile meanwhile.
+// Reduction, fixed order, per tile: the consumer warps write their 16 x M partials to shared memory, sum them in
+// warp order (wk = 0, 1, ...), add bias and store. Only the 256 consumer threads take part (named barrier 1), so
+// the producer keeps filling the ring with the next tile meanwhile.
 //
 // Split across blocks (p.s = S > 1, skinny_config.h ws_split_shape): the work items are (tile, split) pairs, item =
 // tile * S + split, each covering p.sps units of K. A block's sum of an item goes to its slot of p.partials as fp32
@@ -67,43 +62,19 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
 
 // Barrier over the 8 consumer warps only (the producer warp never arrives at it).
 __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
-
-// The partial-tile hand-over between the consumers (256 threads) and the reducer warp: buffer b is full (consumers
-// arrive, the reducer waits) on barrier kPartFull + b, free again (the reducer arrives, the consumers wait) on
-// kPartFree + b. Barrier 0 is __syncthreads', 1 consumer_sync's.
-// Immediate barrier ids, so that ptxas counts 6 barriers, not all 16.
-inline constexpr int kPartFull = 2, kPartFree = 4, kHandOverThreads = kThreads + 32;
-template <int Id>
-__device__ __forceinline__ void bar_sync() {
-  asm volatile("bar.sync %0, %1;" ::"n"(Id), "n"(kHandOverThreads) : "memory");
-}
-template <int Id>
-__device__ __forceinline__ void bar_arrive() {
-  asm volatile("bar.arrive %0, %1;" ::"n"(Id), "n"(kHandOverThreads) : "memory");
-}
-// Buffer b's barrier of either kind (b = 0 or 1).
-template <int Base>
-__device__ __forceinline__ void bar_sync_b(int b) {
-  if (b) bar_sync<Base + 1>(); else bar_sync<Base>();
-}
-template <int Base>
-__device__ __forceinline__ void bar_arrive_b(int b) {
-  if (b) bar_arrive<Base + 1>(); else bar_arrive<Base>();
-}
 }  // namespace dev
 
-// Grid: min(work items, SMs) blocks of kWsThreads threads, one per SM (dynamic shared memory
-// stages * ws_stage_bytes(WK, M) + 1024 and the static partial tiles). Warps 0-7 consume, 8 produces, 9 reduces.
+// Grid: min(work items, SMs) blocks of kTmaThreads threads, one per SM (dynamic shared memory
+// stages * ws_stage_bytes(WK, M) + 1024 and the static partial tile).
 template <class T, int MT>
-__global__ void __launch_bounds__(kWsThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
+__global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
   static_assert(MT == 8 || MT == 16 || MT == 32 || MT == 64, "M tile");
   constexpr int NB = MT / 8;
   constexpr bool kWide = MT > 32;  // wgmma consumers (see the top of this file)
   const Params& p = tp.p;
   extern __shared__ unsigned char smem_dyn[];
   __shared__ uint64_t bars[2 * kWsMaxStages];  // full[0..stages), empty[kWsMaxStages..)
-  __shared__ float parts[ws_part_buffers(MT)][ws_part_floats(MT)];
-  float* const part = parts[0];
+  __shared__ float part[ws_part_floats(MT)];
   __shared__ int last_arrival;
 
   const int tid = threadIdx.x;
@@ -131,7 +102,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) skinny_ws_kernel(const __grid_c
   const uint32_t ring = (dev::smem_u32(smem_dyn) + 1023u) & ~1023u;
   const uint32_t full0 = dev::smem_u32(&bars[0]), empty0 = dev::smem_u32(&bars[kWsMaxStages]);
   const bool producer = warp == kWarps;
-  const bool red = ws_part_buffers(MT) == 2 && S == 1 && tp.reducer != 0;  // the reducer warp sums and stores
 
   if (producer && lane == 0) {
     dev::init_ring(full0, empty0, ST, tp);
@@ -186,26 +156,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) skinny_ws_kernel(const __grid_c
     __syncwarp();
     return;  // the consumers' named barriers do not count this warp
   }
-  if (warp == kWarps + 1) {  // the reducer: tile j's sums from buffer j & 1, in the consumers' order of tiles
-    if (!red) return;
-    const int total = m * BR;
-    int j = 0;
-    for (int64_t item = blockIdx.x; item < items; item += gridDim.x, ++j) {
-      const int b = j & 1;
-      const int64_t n0 = item * BR;
-      dev::bar_sync_b<dev::kPartFull>(b);
-      for (int idx = lane; idx < total; idx += 32) {
-        const int mm = idx >> brl, r = idx & (BR - 1);
-        const int64_t n = n0 + r;
-        if (n >= p.n) continue;
-        float v = dev::sum_partials(parts[b], BRP, MT, WK, mm, r);
-        if (p.bias_kind) v += dev::load_bias<T>(p.bias, p.bias_kind, n);
-        dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + n, v);
-      }
-      dev::bar_arrive_b<dev::kPartFree>(b);
-    }
-    return;
-  }
 
   const uint32_t sw = lane & 7;
   const uint32_t a_row = uint32_t(wn * kWarpRows + (lane & 15)) * 128;
@@ -215,8 +165,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) skinny_ws_kernel(const __grid_c
   const uint32_t rx = uint32_t(wk * m + (lane & 7));  // packed X row of this lane in a 3D-fetched stage
   int slot = 0;
   uint32_t phase = 0;
-  int j = 0;  // this block's tiles so far (the reducer's buffer is j & 1)
-  for (int64_t item = blockIdx.x; item < items; item += gridDim.x, ++j) {
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const int64_t tile = item / S;
     const int64_t ub = (item - tile * S) * ups, ue = min(ub + ups, ku);
     float acc[NB][4];
@@ -265,12 +214,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) skinny_ws_kernel(const __grid_c
     }
 
     // This tile's partials -> part[wk][mm][row] (rows padded to BRP floats), then the fixed-order sum.
-    if (red) {  // by the reducer warp, once buffer j & 1 is free (the reducer is done with tile j - 2)
-      if (j >= 2) dev::bar_sync_b<dev::kPartFree>(j & 1);
-      dev::write_partials<NB>(parts[j & 1], acc, BRP, wk, wn * kWarpRows + g, t, m);
-      dev::bar_arrive_b<dev::kPartFull>(j & 1);
-      continue;
-    }
     const int64_t n0 = tile * BR;
     dev::write_partials<NB>(part, acc, BRP, wk, wn * kWarpRows + g, t, m);
     dev::consumer_sync();
@@ -327,9 +270,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) skinny_ws_kernel(const __grid_c
     }
     dev::consumer_sync();  // part (and last_arrival) are rewritten by the next item
   }
-  // The reducer's last one or two hand-backs, so that every arrival on a named barrier is matched before exit.
-  if (red)
-    for (int q = j >= 2 ? j - 2 : 0; q < j; ++q) dev::bar_sync_b<dev::kPartFree>(q & 1);
 }
 
 }  // namespace tgemm::skinny
