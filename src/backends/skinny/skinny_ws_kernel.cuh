@@ -34,7 +34,7 @@
 // block that counts S sums the S slots in split order, adds bias and stores, so the bits do not depend on which block
 // arrives last.
 //
-// M tile 32 takes the ldmatrix + mma.sync path of M tile 16 with four 8-row X blocks, and WK up to 8. Session 8's
+// M tile 32 takes the ldmatrix + mma.sync path of M tile 16 with four 8-row X blocks, and WK up to 4. Session 8's
 // A/B (docs/benchmarks.md, run 69; graph replay, M = 24 / 32, 12 decode layers) against the wgmma path below, which
 // served M tile 32 until then with WK <= 2: WK = 4 (32-row tiles, 128 of them at N = 4096) took 4096x4096 from 14.6
 // to 12.0 us and 3584x3584 from 13.1 to 10.2 (cuBLASLt 13.1 / 11.2); with 64 or 128-row tiles those layers left
