@@ -91,6 +91,12 @@ bool ws_split_enabled() {
   return on;
 }
 
+// TGEMM_SKINNY_WS_BIAS_EARLY=0: the persistent kernel loads bias in its epilogue, as before run 78 (A/B timing).
+bool ws_bias_early() {
+  static const bool on = env_switch("TGEMM_SKINNY_WS_BIAS_EARLY");
+  return on;
+}
+
 // TGEMM_SKINNY_PDL=0 launches without the programmatic-dependency attribute (for A/B measurements).
 bool pdl_enabled() {
   static const bool on = env_switch("TGEMM_SKINNY_PDL");
@@ -171,6 +177,7 @@ class SkinnyKernel final : public Kernel {
       const int xm = cfg_.max_m > 32 ? cfg_.max_m : int(p.m);
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
+      tp.bias_early = ws_bias_early() ? 1 : 0;
       if (sh.s > 1) {
         const int64_t need = ws_workspace_bytes(sh, p.m);
         if (workspace == nullptr || int64_t(workspace_bytes) < need)
