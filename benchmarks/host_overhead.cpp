@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     Problem p;
     if (!make_problem(x, w, &b, y, &p).ok()) std::abort();
     const Plan& pl = d->plan(p, dev);
-    GemmArgs a{p, x.data, w.data, b.data, y.data};
+    GemmArgs a{p, x.data, w.data, b.data, y.data, {}};
     for (const Piece& pc : pl.pieces) sink = sink + reinterpret_cast<uintptr_t>(piece_args(a, pc).y);
   }, 200000);
   std::printf("host path on a cached plan (validate + plan lookup + pieces), seed shape M=768000: %.0f ns per call\n", host_ns);

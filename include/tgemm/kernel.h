@@ -36,6 +36,16 @@ struct Problem {
 
 bool operator==(const Problem& a, const Problem& b);
 
+// Arrival counters of a split across CTAs that are zero when a kernel starts and that the kernel leaves zero (the
+// last arrival at each counter resets it). The dispatcher keeps one set per device and stream, zeroed once when it is
+// allocated, so a split launch needs no memset node of its own; a memset before each launch cost ~3 us per graph
+// replay (docs/benchmarks.md, run 75). Null where the caller has none: kernels then zero counters in their workspace.
+struct ZeroedCounters {
+  uint32_t* ptr = nullptr;
+  int64_t count = 0;
+  bool holds(int64_t n) const { return ptr != nullptr && n <= count; }
+};
+
 // A problem with real pointers: what `run` receives.
 struct GemmArgs {
   Problem p;
@@ -43,6 +53,7 @@ struct GemmArgs {
   const void* w = nullptr;     // [N, K], ld = p.ldw
   const void* bias = nullptr;  // [N] or null
   void* y = nullptr;           // [M, N], ld = p.ldy
+  ZeroedCounters counters;     // the stream's (see above); null outside the dispatcher
 };
 
 constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();

@@ -42,15 +42,19 @@ if [ -n "${WS_DEFAULT:-}" ]; then  # the untuned default: an empty table, mm onl
 fi
 # Environment A/B: each variant of WS_ENV_VARIANTS ("A=1,B=2 A=3 -": comma-separated assignments, "-" for none) times
 # WS_ENV_KERNELS, the variants alternating, WS_ENV_REPS rounds (x cuBLASLt is interleaved inside each process).
-if [ -n "${WS_ENV_KERNELS:-}" ]; then
+# A second set, WS_ENV2_KERNELS / WS_ENV2_SHAPES / WS_ENV2_VARIANTS, runs after it the same way (logs env2_*).
+env_ab() {  # prefix kernels shapes variants
+  local prefix=$1 kernels=$2 shapes=$3 variants=$4
   for rep in $(seq 1 ${WS_ENV_REPS:-2}); do
-    for v in ${WS_ENV_VARIANTS:--}; do
+    for v in $variants; do
       vars=""; [ "$v" != - ] && vars=${v//,/ }
-      bench "env_${WS_ENV_MODE:-graph}_$(echo "$v" | sed 's/TGEMM_SKINNY_//g' | tr -c 'A-Za-z0-9\n' _)_r$rep" ${WS_TP:-30} $vars \
-        $B bench -i $S --no-ceilings --no-check --timing ${WS_ENV_MODE:-graph} --iters $IT --kernel "$WS_ENV_KERNELS"
+      bench "${prefix}_${WS_ENV_MODE:-graph}_$(echo "$v" | sed 's/TGEMM_SKINNY_//g; s/TGEMM_//g' | tr -c 'A-Za-z0-9\n' _)_r$rep" ${WS_TP:-30} $vars \
+        $B bench -i $shapes --no-ceilings --no-check --timing ${WS_ENV_MODE:-graph} --iters $IT --kernel "$kernels"
     done
   done
-fi
+}
+[ -n "${WS_ENV_KERNELS:-}" ] && env_ab env "$WS_ENV_KERNELS" $S "${WS_ENV_VARIANTS:--}"
+[ -n "${WS_ENV2_KERNELS:-}" ] && env_ab env2 "$WS_ENV2_KERNELS" ${WS_ENV2_SHAPES:-$S} "${WS_ENV2_VARIANTS:--}"
 if [ -n "${WS_TESTS:-}" ]; then
   timeout -s KILL ${WS_T0:-70} env ${WS_TEST_ENV:-} ./build-dev/tests/tgemm_gpu_tests --gtest_color=no ${WS_GTEST:---gtest_filter=Kernels.*} > $D/gpu_tests.log 2>&1
   el tests $?

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "backends/reference/reference.h"
+#include "core/env.h"
 #include "dispatch/embedded_tables.h"
 #include "dispatch/split.h"
 #include "registry/registry.h"
@@ -43,6 +44,12 @@ struct PlanKeyHash {
     return size_t(h ^ std::hash<std::string>()(k.arch));
   }
 };
+
+// TGEMM_ZEROED_COUNTERS=0: kernels get no zeroed counters and zero their own before each split launch (A/B timing).
+bool zeroed_counters_enabled() {
+  static const bool on = env_switch("TGEMM_ZEROED_COUNTERS");
+  return on;
+}
 
 Status cuda_status(cudaError_t e, const char* what) {
   return {StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorString(e)};
@@ -112,7 +119,11 @@ struct Dispatcher::Impl {
   struct Workspace {
     void* ptr = nullptr;
     size_t bytes = 0;
+    ZeroedCounters counters;  // kept apart from ptr: cuBLASLt writes anywhere in ptr
   };
+  // Arrival counters per stream: a split's counters are per output tile, and no split launch of the suites has more
+  // than a few thousand tiles; a launch with more zeroes counters in its workspace instead.
+  static constexpr int64_t kZeroedCounters = 65536;
   std::mutex ws_mu;
   std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;
 
@@ -130,14 +141,15 @@ struct Dispatcher::Impl {
     return *devices[ordinal];
   }
 
-  Status workspace(int dev, cudaStream_t stream, size_t bytes, void** out) {
+  Status workspace(int dev, cudaStream_t stream, size_t bytes, void** out, ZeroedCounters* counters) {
     *out = nullptr;
+    *counters = {};
     if (bytes == 0) return Status::Ok();
     std::lock_guard<std::mutex> lock(ws_mu);
     Workspace& w = workspaces[{dev, stream}];
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess) capturing = cudaStreamCaptureStatusActive;
     if (w.bytes < bytes) {
-      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-      cudaStreamIsCapturing(stream, &capturing);
       if (w.ptr) {
         // Growth happens on the first call of a larger shape on a stream (warm-up), never afterwards; it needs a
         // synchronisation, which a graph capture cannot hold.
@@ -162,7 +174,20 @@ struct Dispatcher::Impl {
       }
       w.bytes = want;
     }
+    // The counters are zeroed once, by a memset on this stream ahead of every kernel that uses them. Not while the
+    // stream is captured: the memset would only be recorded into the graph, and a later eager call would find the
+    // counters never zeroed. Until a call outside a capture allocates them, kernels zero their own.
+    if (!w.counters.ptr && capturing == cudaStreamCaptureStatusNone) {
+      void* c = nullptr;
+      const size_t cbytes = size_t(kZeroedCounters) * sizeof(uint32_t);
+      if (cudaMalloc(&c, cbytes) == cudaSuccess) {
+        if (cudaMemsetAsync(c, 0, cbytes, stream) == cudaSuccess) w.counters = {static_cast<uint32_t*>(c), kZeroedCounters};
+        else cudaFree(c);
+      }
+      cudaGetLastError();  // a failure here only means no zeroed counters; the kernels fall back to a memset
+    }
     *out = w.ptr;
+    if (zeroed_counters_enabled()) *counters = w.counters;
     return Status::Ok();
   }
 
@@ -194,8 +219,10 @@ struct Dispatcher::Impl {
 Dispatcher::Dispatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Dispatcher::~Dispatcher() {
-  for (auto& [key, w] : impl_->workspaces)
+  for (auto& [key, w] : impl_->workspaces) {
     if (w.ptr) cudaFree(w.ptr);
+    if (w.counters.ptr) cudaFree(w.counters.ptr);
+  }
 }
 
 Status Dispatcher::create(const DispatcherOptions& opts, std::unique_ptr<Dispatcher>* out) {
@@ -422,7 +449,7 @@ Status Dispatcher::resolve(const MatrixView& x, const MatrixView& w, const Vecto
   const Plan& pl = plan(p, impl_->device(out->device));
   if (!pl.status.ok()) return pl.status;
   out->plan = &pl;
-  return impl_->workspace(out->device, stream, pl.workspace_bytes, &out->workspace);
+  return impl_->workspace(out->device, stream, pl.workspace_bytes, &out->workspace, &out->args.counters);
 }
 
 Status Dispatcher::mm(const MatrixView& x, const MatrixView& w, const VectorView* bias, const MatrixView& y,
@@ -443,14 +470,15 @@ Status Dispatcher::run_plan(const Plan& pl, const MatrixView& x, const MatrixVie
   if (p.m == 0 || p.n == 0) return Status::Ok();
   int dev = 0;
   if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status(e, "cudaGetDevice");
-  return execute(pl, {p, x.data, w.data, bias ? bias->data : nullptr, y.data}, dev, stream);
+  return execute(pl, {p, x.data, w.data, bias ? bias->data : nullptr, y.data, {}}, dev, stream);
 }
 
 Status Dispatcher::execute(const Plan& pl, const GemmArgs& a, int dev, cudaStream_t stream) {
   if (!pl.status.ok()) return pl.status;
   void* ws = nullptr;
-  if (Status s = impl_->workspace(dev, stream, pl.workspace_bytes, &ws); !s.ok()) return s;
-  return launch(pl, a, ws, stream);
+  GemmArgs args = a;
+  if (Status s = impl_->workspace(dev, stream, pl.workspace_bytes, &ws, &args.counters); !s.ok()) return s;
+  return launch(pl, args, ws, stream);
 }
 
 Status Dispatcher::launch(const Plan& pl, const GemmArgs& a, void* ws, cudaStream_t stream) {
@@ -474,8 +502,9 @@ Status Dispatcher::run_kernel(const Kernel& kernel, const MatrixView& x, const M
   if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status(e, "cudaGetDevice");
   size_t bytes = kernel.workspace_bytes(p);
   void* ws = nullptr;
-  if (Status s = impl_->workspace(dev, stream, bytes, &ws); !s.ok()) return s;
-  return kernel.run({p, x.data, w.data, bias ? bias->data : nullptr, y.data}, ws, bytes, stream);
+  GemmArgs args{p, x.data, w.data, bias ? bias->data : nullptr, y.data, {}};
+  if (Status s = impl_->workspace(dev, stream, bytes, &ws, &args.counters); !s.ok()) return s;
+  return kernel.run(args, ws, bytes, stream);
 }
 
 }  // namespace tgemm

@@ -74,6 +74,74 @@ TEST(DispatchGpu, CudaGraphCaptureAndReplay) {
   cudaStreamDestroy(s);
 }
 
+// Split kernels in CUDA graphs. The stream's zeroed counters exist only once a call outside a capture has allocated
+// them: a graph captured first zeroes its counters in the workspace (the memset is part of the graph), a graph
+// captured after that uses the stream's counters and relies on every replay leaving them zero. Each graph replays
+// its split launch three times, then an eager call runs between the graphs' replays; every result is checked.
+TEST(DispatchGpu, SplitKernelsInGraphsBeforeAndAfterWarmUp) {
+  struct Job {
+    const char* kernel;
+    Case c;
+  };
+  const Job jobs[] = {
+      {"skinny_bf16_m32_ws_skauto_i64", {32, 1032, 8216, DType::bf16, DType::bf16, 1}},
+      {"sm90_bf16_64x256x64_s5_c1x1_pp_skauto_i64", {256, 1280, 4096, DType::bf16, DType::bf16, 1}},
+  };
+  int ran = 0;
+  for (const Job& j : jobs) {
+    const Kernel* k = find_kernel(j.kernel);
+    if (k == nullptr) continue;
+    std::unique_ptr<Dispatcher> d;  // fresh: no workspace and no counters yet on any stream
+    DispatcherOptions o;
+    o.load_default_tables = false;
+    TGEMM_OK(Dispatcher::create(o, &d));
+    Guarded g;
+    TGEMM_OK(make_guarded(j.c, 83 + uint64_t(ran), &g));
+    ASSERT_GT(k->workspace_bytes(g.args().p), 0u) << j.kernel << " does not split " << j.c.str();
+    cudaStream_t s;
+    CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    auto capture = [&](cudaGraphExec_t* exec) {
+      cudaGraph_t graph = nullptr;
+      CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+      Status st;
+      for (int i = 0; i < 3 && st.ok(); ++i) st = d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, s);
+      const cudaError_t end = cudaStreamEndCapture(s, &graph);  // always: a failed call must not leave s capturing
+      TGEMM_OK(st);
+      CUDA_OK(end);
+      CUDA_OK(cudaGraphInstantiate(exec, graph, 0));
+      cudaGraphDestroy(graph);
+    };
+    auto check = [&](const char* what) {
+      CUDA_OK(cudaStreamSynchronize(s));
+      bench::Compare cmp;
+      TGEMM_OK(bench::compare(g.args(), bench::default_tol(j.c.out), &cmp, nullptr));
+      EXPECT_EQ(cmp.unwritten + cmp.not_close, 0) << j.kernel << " " << what << ": " << cmp.to_string();
+      expect_guards_intact(g, j.kernel);
+      TGEMM_OK(bench::poison(g.yv, s));
+    };
+    TGEMM_OK(bench::poison(g.yv, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    cudaGraphExec_t cold = nullptr, warm = nullptr;
+    capture(&cold);  // the first call on the stream is captured
+    for (int r = 0; r < 2; ++r) CUDA_OK(cudaGraphLaunch(cold, s));
+    check("graph captured before any eager call");
+    TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, s));  // allocates and zeroes the stream's counters
+    check("eager call");
+    capture(&warm);
+    for (int r = 0; r < 2; ++r) CUDA_OK(cudaGraphLaunch(warm, s));
+    check("graph captured after an eager call");
+    CUDA_OK(cudaGraphLaunch(cold, s));
+    TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, s));
+    CUDA_OK(cudaGraphLaunch(warm, s));
+    check("both graphs and an eager call in turn");
+    cudaGraphExecDestroy(cold);
+    cudaGraphExecDestroy(warm);
+    cudaStreamDestroy(s);
+    ++ran;
+  }
+  EXPECT_GT(ran, 0) << "no split kernel registered in this build";
+}
+
 // The seed's shape above 2^31 outputs through the dispatcher: sampled rows right, no byte outside Y.
 TEST(DispatchGpu, SeedShapeAbove2To31) {
   Case c{360000, 6144, 1280, DType::bf16, DType::bf16, 1};

@@ -28,6 +28,8 @@ std::vector<Case> cases_for(const Kernel& k) {
     // K >= 8192 and 9 row tiles of 128 rows: the "auto" ws kernels of M tile 32 / 64 split K across blocks here
     // (skinny_config.h, ws_auto_shape), the last split ending in a partial unit.
     shapes.push_back({l.max_m, 1031, 8216});
+    // The same with N a multiple of 8, which the persistent (TMA) kernels need for ldy.
+    if (k.name().find("_ws_") != std::string::npos) shapes.push_back({l.max_m, 1032, 8216});
   } else {
     shapes = {{128, 256, 64}, {300, 520, 1280}, {1000, 1000, 264}, {1, 8, 8}, {129, 136, 72}, {2048, 768, 2048}};
     // sm90 split-K (_skauto): {300, 520, 1280} already runs with 2 splits; this one with 4 (64x160) or more.
@@ -123,6 +125,64 @@ TEST(Kernels, SwapAbEverySplitCount) {
   }
   if (ran == 0) GTEST_SKIP() << "no swap-AB kernel registered in this build";
   std::printf("swap-AB: %d (kernel, split count, shape) runs checked\n", ran);
+}
+
+// A split across CTAs counts arrivals per output tile. With the stream's zeroed counters (ZeroedCounters, as the
+// dispatcher passes them) the kernel must leave every counter zero for the next launch, which then needs no memset;
+// without them it zeroes counters in its workspace, whatever the workspace held. Both, alternately, on a workspace
+// filled with 0xFF before every run: each run right, and the counters all zero after each run that used them.
+TEST(Kernels, SplitCountersLeftZero) {
+  struct Job {
+    const char* kernel;
+    Case c;
+  };
+  const Job jobs[] = {
+      {"skinny_bf16_m32_ws_skauto_i64", {32, 1032, 8216, DType::bf16, DType::bf16, 1, 0, 0, 0}},
+      {"skinny_bf16_m64_ws_skauto_i64", {61, 1032, 8216, DType::bf16, DType::fp32, 2, 0, 0, 0}},
+      {"skinny_fp16_m16_ws_skauto_i64", {16, 1280, 8192, DType::fp16, DType::fp16, 0, 0, 0, 0}},
+      {"sm90_bf16_64x256x64_s5_c1x1_pp_skauto_i64", {256, 1280, 4096, DType::bf16, DType::bf16, 1, 0, 0, 0}},
+  };
+  constexpr int64_t kCounters = 65536;
+  uint32_t* counters = nullptr;
+  CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&counters), kCounters * sizeof(uint32_t)));
+  CUDA_OK(cudaMemset(counters, 0, kCounters * sizeof(uint32_t)));
+  std::vector<uint32_t> host(kCounters);
+  int split_runs = 0;
+  uint64_t seed = 9700;
+  for (const Job& j : jobs) {
+    const Kernel* k = find_kernel(j.kernel);
+    if (k == nullptr) continue;  // not registered in this build
+    Guarded g;
+    TGEMM_OK(make_guarded(j.c, seed += 13, &g));
+    ASSERT_TRUE(k->can_implement(g.args().p).ok()) << j.kernel << " " << j.c.str();
+    const size_t ws_bytes = k->workspace_bytes(g.args().p);
+    if (ws_bytes == 0) continue;  // this kernel does not split here (M tile 16 splits only where the default allows)
+    void* ws = nullptr;
+    CUDA_OK(cudaMalloc(&ws, ws_bytes));
+    for (int r = 0; r < 4; ++r) {
+      const bool zeroed = r % 2 == 0;
+      CUDA_OK(cudaMemset(ws, 0xFF, ws_bytes));
+      TGEMM_OK(bench::poison(g.yv, nullptr));
+      GemmArgs a = g.args();
+      if (zeroed) a.counters = {counters, kCounters};
+      TGEMM_OK(k->run(a, ws, ws_bytes, nullptr));
+      CUDA_OK(cudaDeviceSynchronize());
+      bench::Compare cmp;
+      TGEMM_OK(bench::compare(g.args(), bench::default_tol(j.c.out), &cmp, nullptr));
+      EXPECT_EQ(cmp.unwritten, 0) << j.kernel << " run " << r << (zeroed ? " (zeroed counters)" : " (memset)") << ": " << cmp.to_string();
+      EXPECT_EQ(cmp.not_close, 0) << j.kernel << " run " << r << ": " << cmp.to_string();
+      expect_guards_intact(g, j.kernel);
+      CUDA_OK(cudaMemcpy(host.data(), counters, kCounters * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+      int64_t nonzero = 0;
+      for (uint32_t v : host) nonzero += v != 0;
+      EXPECT_EQ(nonzero, 0) << j.kernel << " run " << r << ": counters left non-zero";
+    }
+    cudaFree(ws);
+    ++split_runs;
+  }
+  cudaFree(counters);
+  ASSERT_GE(split_runs, 2) << "the skinny M tile 32 / 64 auto kernels split K at N = 1032, K = 8216";
+  std::printf("split counters: %d kernels checked with and without zeroed counters\n", split_runs);
 }
 
 }  // namespace

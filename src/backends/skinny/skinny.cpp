@@ -125,7 +125,9 @@ class SkinnyKernel final : public Kernel {
       if (split > 0) return ws_launch_shape(p.n, p.k, split, sms);
       // M tile 16 never splits across blocks: device call ws-3 (graph replay, forced split on / off) measured it
       // slower wherever the model chose a split (1280x8192 M=1 12.6 against 9.7 us, M=16 16.4 against 10.5;
-      // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere.
+      // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere. Run 80, with the stream's zeroed counters (no memset):
+      // no better (1280x8192 M=1 9.1 against 9.4, M=16 10.1 against 9.8; 4608x3584 M=1 12.7 against 13.5, M=16 15.0
+      // against 14.3), and ws_auto_shape's tile choice cost 6144x4096 2 us.
       if (cfg_.max_m <= 16 || !ws_split_enabled())
         return ws_launch_shape(p.n, p.k, ws_auto_wk(p.n, p.k, sms, cfg_.max_wk()), sms);
       return ws_auto_shape(p.m, p.n, p.k, cfg_.max_wk(), sms, ws_min_split_k());
@@ -183,12 +185,17 @@ class SkinnyKernel final : public Kernel {
         if (workspace == nullptr || int64_t(workspace_bytes) < need)
           return Status(StatusCode::invalid_argument, name_ + ": the split across " + std::to_string(sh.s) +
                                                           " blocks needs a workspace of " + std::to_string(need) + " bytes");
-        // The counters start at zero on every launch (a graph replays this memset too); the workspace is shared
-        // with other kernels of the stream, so nothing left there can be trusted.
-        tp.p.counters = static_cast<int*>(workspace);
+        // The counters start at zero on every launch: the stream's zeroed counters (the kernel leaves them zero),
+        // else a memset of the workspace's (a graph replays it too; the workspace is shared with other kernels of
+        // the stream, so nothing left there can be trusted).
         tp.p.partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + ws_counter_bytes(sh));
-        cudaError_t e = cudaMemsetAsync(workspace, 0, size_t(sh.row_tiles) * 4, stream);
-        if (e != cudaSuccess) return Status(StatusCode::cuda_error, name_ + ": counter reset failed: " + cudaGetErrorString(e));
+        if (a.counters.holds(sh.row_tiles)) {
+          tp.p.counters = reinterpret_cast<int*>(a.counters.ptr);
+        } else {
+          tp.p.counters = static_cast<int*>(workspace);
+          cudaError_t e = cudaMemsetAsync(workspace, 0, size_t(sh.row_tiles) * 4, stream);
+          if (e != cudaSuccess) return Status(StatusCode::cuda_error, name_ + ": counter reset failed: " + cudaGetErrorString(e));
+        }
       }
       CUresult r = encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(sh.block_rows)}, &tp.w);
       if (r == CUDA_SUCCESS) r = encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(p.m)}, &tp.x);

@@ -179,8 +179,8 @@ struct Params {
   int s = 1;            // blocks per cluster along K
   int out_dtype = 0;    // DType: 0 bf16, 1 fp16, 2 fp32
   int bias_kind = 0;    // 0 none, 1 input dtype, 2 fp32
-  // Persistent kernel split across s blocks (s > 1): the workspace's per-tile arrival counters (zeroed before each
-  // launch) and the fp32 partial tiles [row tile][split][m][BR].
+  // Persistent kernel split across s blocks (s > 1): per-tile arrival counters, zero at the launch and left zero
+  // (the stream's ZeroedCounters, or the workspace's after a memset), and the fp32 partial tiles [row tile][split][m][BR].
   int* counters = nullptr;
   float* partials = nullptr;
 };
@@ -297,7 +297,12 @@ inline constexpr int kWsMinSplitUnits = 4;  // 256 of K per split at least: belo
 // sum's loads were batched 8 outputs at a time, a one-stage prefetch and the solo floor: splitting at every K
 // (TGEMM_SKINNY_WS_MIN_SPLIT_K=1) still lost on every K <= 4096 layer at M = 32 / 64 (32 x 4096 x 4096 m32: 14.4 ->
 // 17.0 us; 64 x 4608 x 3584 m64: 16.3 -> 23.0) and changed nothing at K >= 8192. So the sum's round trips were not
-// the cost; the memset (no PDL overlap) is the suspect left, not measured alone.
+// the cost; the memset (no PDL overlap) is the suspect left, not measured alone. Run 80 (session 9) measured it: with
+// the stream's zeroed counters instead of the memset every split launch took ~3 us less (1x1280x8192 m32 12.1 -> 9.1,
+// 32x1280x8192 13.9 -> 10.9, 64x4096x14336 m64 40.1 -> 37.4), and splitting at every K helped M tile 64 at 3584x3584
+// and 4096x4096 (M = 1: 12.6 -> 10.4, 14.3 -> 12.0) but not enough to beat M tile 16 / 32 or cuBLASLt there, and lost
+// at 4608x3584 with bias (M = 64: 16.0 -> 19.7). Splitting where the row tiles outnumber the SMs (balancing the
+// rounds: 6144x4096 at M = 32, 7168x8192, 3584x18944; runs 81-82) was 20-60% slower, with or without a deeper ring.
 inline constexpr int64_t kWsMinSplitK = 8192;
 
 // The persistent kernel with S blocks along K: work items (tile, split) walked with stride gridDim; sps = units per

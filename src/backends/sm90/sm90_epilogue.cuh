@@ -22,8 +22,8 @@ struct EpilogueParams {
   uint32_t m = 0, n = 0;
   OutKind out = OutKind::bf16;
   BiasKind bias_kind = BiasKind::none;
-  // Split-K (Traits::kSplitK): the number of k-ranges per tile and, with more than one, the workspace: one arrival
-  // counter per tile (zeroed before the launch) and `splits` fp32 partial tiles per tile.
+  // Split-K (Traits::kSplitK): the number of k-ranges per tile and, with more than one, one arrival counter per tile
+  // (zero at the launch, left zero by the tile's last arrival) and `splits` fp32 partial tiles per tile.
   uint32_t splits = 1;
   uint32_t* counters = nullptr;
   float* partials = nullptr;

@@ -368,7 +368,12 @@ __device__ __forceinline__ bool splitk_reduce(float (&acc)[T::kMSub][T::kBN / 2]
              make_float4(acc[ms][4 * j], acc[ms][4 * j + 1], acc[ms][4 * j + 2], acc[ms][4 * j + 3]));
   __threadfence();
   ptx::named_bar_sync(kBiasBar + g, 128);
-  if (tid == 0) ptx::st_shared_b32(flag, atomicAdd(ep.counters + tile, 1u) == ep.splits - 1 ? 1u : 0u);
+  if (tid == 0) {
+    const bool last = atomicAdd(ep.counters + tile, 1u) == ep.splits - 1;
+    // Every split has counted: the counter is left zero for the next launch (sm90_launch.cuh: no memset needed).
+    if (last) ep.counters[tile] = 0u;
+    ptx::st_shared_b32(flag, last ? 1u : 0u);
+  }
   ptx::named_bar_sync(kBiasBar + g, 128);
   if (ptx::ld_shared_b32(flag) == 0) return false;
   __threadfence();

@@ -16,6 +16,7 @@
 #include "backends/sm90/sm90_config.h"
 #include "backends/sm90/sm90_kernel.cuh"
 #include "backends/sm90/sm90_kernel_base.h"
+#include "core/env.h"
 #include "core/per_device.h"
 #include "core/tensor_map.h"
 #include "tgemm/kernel.h"
@@ -70,7 +71,10 @@ inline EpilogueParams epilogue_params(const GemmArgs& a) {
 // unit for the partials (write one fp32 tile, fence, count in, the last reads all s). kSplitUnit is fitted to run 6
 // (scripts/dev/SM90_NOTES.md): 12-34 k-steps of a 64x256 tile (5-10 us) per unit on 2048/4096 x 1280 at K = 1280
 // and 8192; with it no shape of the suites with M >= 2048 splits, and small-M shapes with long K (a handful of
-// tiles) do.
+// tiles) do. Run 80 (session 9, TGEMM_SM90_SPLITS forced, 18 shapes with M = 128-1024 and few tiles): without the
+// counter memset splitting pays at some (128x1280x8192 42.3 us unsplit, 19.5 with 4 splits; 256x1280x8192 42.3 /
+// 20.6; 1024x1024x4096 24.6 / 20.1 with 2) and still loses at most, and the best split count stays behind
+// cuBLASLt there (11.0, 14.5, 15.0 us: 1.3-1.8x); the model was left as it is.
 struct SplitChoice {
   uint32_t splits = 1;
   double eff = 1;  // tensor-core time of the ideal spread over every SM / modelled time
@@ -155,11 +159,16 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
       return Status(StatusCode::internal, "sm90: split-K needs " + std::to_string(need) +
                                               " bytes of 256-byte aligned workspace, got " + std::to_string(ws_bytes));
     }
-    ep.counters = static_cast<uint32_t*>(ws);
     ep.partials = reinterpret_cast<float*>(static_cast<char*>(ws) + splitk_counter_bytes(cluster_tiles));
-    // The workspace is shared with other kernels on the stream: the counters start from zero on every launch.
-    if (cudaError_t e = cudaMemsetAsync(ws, 0, cluster_tiles * 4, stream); e != cudaSuccess)
-      return cuda_status("split-K counter reset", e);
+    // The counters start from zero on every launch: the stream's zeroed counters (the kernel leaves them zero), else
+    // the workspace's after a memset (the workspace is shared with other kernels on the stream).
+    if (a.counters.holds(int64_t(cluster_tiles))) {
+      ep.counters = a.counters.ptr;
+    } else {
+      ep.counters = static_cast<uint32_t*>(ws);
+      if (cudaError_t e = cudaMemsetAsync(ws, 0, cluster_tiles * 4, stream); e != cudaSuccess)
+        return cuda_status("split-K counter reset", e);
+    }
   }
 
   cudaLaunchConfig_t cfg{};
@@ -203,6 +212,9 @@ class Sm90Kernel final : public Sm90KernelBase {
 
   uint32_t splits_for(const Problem& p) const override {
     if constexpr (T::kSplitK) {
+      // Development: TGEMM_SM90_SPLITS=s forces the split count (A/B timing of choose_splits' model).
+      static const int forced = env_int("TGEMM_SM90_SPLITS", 0);
+      if (forced > 0) return uint32_t(std::min<int>(forced, int(kMaxSplits)));
       return choose_splits(T::kBM, T::kBN, p, current_sm_count()).splits;
     } else {
       return 1;
