@@ -30,9 +30,9 @@
 //
 // Split across blocks (p.s = S > 1, skinny_config.h ws_split_shape): the work items are (tile, split) pairs, item =
 // tile * S + split, each covering p.sps units of K. A block's sum of an item goes to its slot of p.partials as fp32
-// (M x BR, L2 only), then one thread counts the item in p.counters[tile] (zeroed by the host before the launch); the
-// block that counts S sums the S slots in split order, adds bias and stores, so the bits do not depend on which block
-// arrives last.
+// (M x BR, L2 only), then one thread counts the item in p.counters[tile] (zero at the start; the last arrival resets
+// it); the block that counts S sums the S slots in split order, adds bias and stores, so the bits do not depend on
+// which block arrives last.
 //
 // M tile 32 takes the ldmatrix + mma.sync path of M tile 16 with four 8-row X blocks, and WK up to 4. Session 8's
 // A/B (docs/benchmarks.md, run 69; graph replay, M = 24 / 32, 12 decode layers) against the wgmma path below, which
@@ -241,7 +241,12 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
         __stcg(mine + idx, dev::sum_partials(part, BRP, MT, WK, idx >> brl, idx & (BR - 1)));
       __threadfence();  // this thread's slot stores are visible device-wide before the count below
       dev::consumer_sync();
-      if (tid == 0) last_arrival = atomicAdd(p.counters + tile, 1) == S - 1;
+      if (tid == 0) {
+        last_arrival = atomicAdd(p.counters + tile, 1) == S - 1;
+        // Every block of the tile has counted: nothing else touches this counter in this launch, and the next
+        // launch finds it zero (the stream's zeroed counters need no memset; skinny.cpp).
+        if (last_arrival) p.counters[tile] = 0;
+      }
       dev::consumer_sync();
       if (last_arrival) {
         __threadfence();  // the other blocks' slots, counted before this block's arrival, are read after it
