@@ -173,18 +173,20 @@ struct Dispatcher::Impl {
         return cuda_status(e, "workspace cudaMalloc");
       }
       w.bytes = want;
-    }
-    // The counters are zeroed once, by a memset on this stream ahead of every kernel that uses them. Not while the
-    // stream is captured: the memset would only be recorded into the graph, and a later eager call would find the
-    // counters never zeroed. Until a call outside a capture allocates them, kernels zero their own.
-    if (!w.counters.ptr && capturing == cudaStreamCaptureStatusNone) {
-      void* c = nullptr;
-      const size_t cbytes = size_t(kZeroedCounters) * sizeof(uint32_t);
-      if (cudaMalloc(&c, cbytes) == cudaSuccess) {
-        if (cudaMemsetAsync(c, 0, cbytes, stream) == cudaSuccess) w.counters = {static_cast<uint32_t*>(c), kZeroedCounters};
-        else cudaFree(c);
+      // The zeroed counters come with the workspace (so nothing is allocated after a shape's first call), zeroed
+      // once by a memset on this stream ahead of every kernel that uses them. Not while the stream is captured: the
+      // memset would only be recorded into the graph, and a later eager call would find the counters never zeroed.
+      // A stream whose workspace was allocated inside a capture gets them when the workspace next grows outside
+      // one; until then its split launches zero counters in the workspace.
+      if (!w.counters.ptr && capturing == cudaStreamCaptureStatusNone) {
+        void* c = nullptr;
+        const size_t cbytes = size_t(kZeroedCounters) * sizeof(uint32_t);
+        if (cudaMalloc(&c, cbytes) == cudaSuccess) {
+          if (cudaMemsetAsync(c, 0, cbytes, stream) == cudaSuccess) w.counters = {static_cast<uint32_t*>(c), kZeroedCounters};
+          else cudaFree(c);
+        }
+        cudaGetLastError();  // a failure here only means no zeroed counters; the kernels fall back to a memset
       }
-      cudaGetLastError();  // a failure here only means no zeroed counters; the kernels fall back to a memset
     }
     *out = w.ptr;
     if (zeroed_counters_enabled()) *counters = w.counters;

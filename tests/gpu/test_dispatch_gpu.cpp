@@ -74,10 +74,11 @@ TEST(DispatchGpu, CudaGraphCaptureAndReplay) {
   cudaStreamDestroy(s);
 }
 
-// Split kernels in CUDA graphs. The stream's zeroed counters exist only once a call outside a capture has allocated
-// them: a graph captured first zeroes its counters in the workspace (the memset is part of the graph), a graph
-// captured after that uses the stream's counters and relies on every replay leaving them zero. Each graph replays
-// its split launch three times, then an eager call runs between the graphs' replays; every result is checked.
+// Split kernels in CUDA graphs. A stream gets its zeroed counters with its workspace, unless the workspace is
+// allocated inside a capture: there the split launches zero counters in the workspace (the memset is part of the
+// graph), and keep doing so eagerly too. Stream a: first call captured (memset path throughout). Stream b: warm-up
+// first, then a graph that relies on every replay leaving the stream's counters zero. Each graph replays its split
+// launch three times; eager calls and the two graphs then run in turn; every result is checked.
 TEST(DispatchGpu, SplitKernelsInGraphsBeforeAndAfterWarmUp) {
   struct Job {
     const char* kernel;
@@ -98,8 +99,10 @@ TEST(DispatchGpu, SplitKernelsInGraphsBeforeAndAfterWarmUp) {
     Guarded g;
     TGEMM_OK(make_guarded(j.c, 83 + uint64_t(ran), &g));
     ASSERT_GT(k->workspace_bytes(g.args().p), 0u) << j.kernel << " does not split " << j.c.str();
-    cudaStream_t s;
-    CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaStream_t s, sa, sb;
+    CUDA_OK(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking));
+    CUDA_OK(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
+    s = sa;
     auto capture = [&](cudaGraphExec_t* exec) {
       cudaGraph_t graph = nullptr;
       CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
@@ -118,25 +121,35 @@ TEST(DispatchGpu, SplitKernelsInGraphsBeforeAndAfterWarmUp) {
       EXPECT_EQ(cmp.unwritten + cmp.not_close, 0) << j.kernel << " " << what << ": " << cmp.to_string();
       expect_guards_intact(g, j.kernel);
       TGEMM_OK(bench::poison(g.yv, s));
+      CUDA_OK(cudaStreamSynchronize(s));  // the next step may run on the other stream
     };
     TGEMM_OK(bench::poison(g.yv, s));
     CUDA_OK(cudaStreamSynchronize(s));
     cudaGraphExec_t cold = nullptr, warm = nullptr;
-    capture(&cold);  // the first call on the stream is captured
+    capture(&cold);  // stream a: its first call is captured
     for (int r = 0; r < 2; ++r) CUDA_OK(cudaGraphLaunch(cold, s));
     check("graph captured before any eager call");
-    TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, s));  // allocates and zeroes the stream's counters
-    check("eager call");
+    TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, s));
+    check("eager call on the stream whose workspace was allocated in a capture");
+    s = sb;
+    TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, s));  // stream b: workspace and zeroed counters
+    check("eager call (warm-up)");
     capture(&warm);
     for (int r = 0; r < 2; ++r) CUDA_OK(cudaGraphLaunch(warm, s));
-    check("graph captured after an eager call");
-    CUDA_OK(cudaGraphLaunch(cold, s));
+    check("graph captured after a warm-up");
+    CUDA_OK(cudaGraphLaunch(warm, s));
     TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, s));
     CUDA_OK(cudaGraphLaunch(warm, s));
-    check("both graphs and an eager call in turn");
+    check("graph, eager call, graph");
+    s = sa;
+    CUDA_OK(cudaGraphLaunch(cold, s));
+    TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, s));
+    CUDA_OK(cudaGraphLaunch(cold, s));
+    check("the first graph, an eager call, the first graph");
     cudaGraphExecDestroy(cold);
     cudaGraphExecDestroy(warm);
-    cudaStreamDestroy(s);
+    cudaStreamDestroy(sa);
+    cudaStreamDestroy(sb);
     ++ran;
   }
   EXPECT_GT(ran, 0) << "no split kernel registered in this build";
