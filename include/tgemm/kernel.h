@@ -37,9 +37,10 @@ struct Problem {
 bool operator==(const Problem& a, const Problem& b);
 
 // Arrival counters of a split across CTAs that are zero when a kernel starts and that the kernel leaves zero (the
-// last arrival at each counter resets it). The dispatcher keeps one set per device and stream, zeroed once when it is
-// allocated, so a split launch needs no memset node of its own; a memset before each launch cost ~3 us per graph
-// replay (docs/benchmarks.md, run 75). Null where the caller has none: kernels then zero counters in their workspace.
+// last arrival at each counter resets it). The dispatcher keeps one set per device and stream, allocated with the
+// stream's workspace and zeroed once, so a split launch needs no memset node of its own; the memset before each launch
+// cost ~3 us per graph replay (docs/benchmarks.md, run 80). Null where the caller has none: kernels then zero counters
+// in their workspace.
 struct ZeroedCounters {
   uint32_t* ptr = nullptr;
   int64_t count = 0;

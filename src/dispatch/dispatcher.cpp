@@ -147,9 +147,9 @@ struct Dispatcher::Impl {
     if (bytes == 0) return Status::Ok();
     std::lock_guard<std::mutex> lock(ws_mu);
     Workspace& w = workspaces[{dev, stream}];
-    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess) capturing = cudaStreamCaptureStatusActive;
     if (w.bytes < bytes) {
+      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+      if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess) capturing = cudaStreamCaptureStatusActive;
       if (w.ptr) {
         // Growth happens on the first call of a larger shape on a stream (warm-up), never afterwards; it needs a
         // synchronisation, which a graph capture cannot hold.
