@@ -175,8 +175,8 @@ class SkinnyKernel final : public Kernel {
       // X box of exactly M rows; W box of the tile's rows; ring depth ws_stage_cap() where shared memory allows.
       tp.p = prm;
       tp.x_rows = int(p.m);
-      // M tile 64 gives every unit's X an MT-row slot (skinny_ws_kernel.cuh, kWide).
-      const int xm = cfg_.max_m > 32 ? cfg_.max_m : int(p.m);
+      // The wgmma M tile gives every unit's X an MT-row slot (skinny_config.h, ws_wide).
+      const int xm = ws_wide(cfg_.max_m) ? cfg_.max_m : int(p.m);
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       tp.bias_early = ws_bias_early() ? 1 : 0;

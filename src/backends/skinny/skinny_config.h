@@ -96,6 +96,9 @@ static_assert(2 * (kWsSoloSmemBytes + 1024) > 228 * 1024, "a second block would 
 // N = 3584-4096 only 32-row tiles give every SM a tile, and they won (skinny_ws_kernel.cuh, run 69). WK = 8 leaves
 // the ring 3 stages at M = 32 and was the fastest of its family only where cuBLASLt was faster still.
 constexpr int ws_max_wk(int mt) { return mt <= 16 ? kWsMaxWk : mt <= 32 ? 4 : 2; }
+// M tiles above 32 multiply with wgmma (skinny_ws_kernel.cuh, kWide), whose X operand needs an MT-row slot per unit
+// (the host sizes the ring with it); M tiles 16 and 32 take the mma.sync path with M-row X boxes.
+constexpr bool ws_wide(int mt) { return mt > 32; }
 // The static partial tile of the persistent kernel: WK x MT x (BR + pad) floats for its largest WK.
 constexpr int ws_part_floats(int mt) { return mt * (kBlockRowsMax + kPartPad * ws_max_wk(mt)); }
 // Dynamic shared memory for the ring: what the M tile's partial tile leaves of the M = 16 kernel's total, so that

@@ -70,7 +70,7 @@ template <class T, int MT>
 __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
   static_assert(MT == 8 || MT == 16 || MT == 32 || MT == 64, "M tile");
   constexpr int NB = MT / 8;
-  constexpr bool kWide = MT > 32;  // wgmma consumers (see the top of this file)
+  constexpr bool kWide = ws_wide(MT);  // wgmma consumers (see the top of this file)
   const Params& p = tp.p;
   extern __shared__ unsigned char smem_dyn[];
   __shared__ uint64_t bars[2 * kWsMaxStages];  // full[0..stages), empty[kWsMaxStages..)
