@@ -10,6 +10,8 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
+#include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "backends/reference/reference.h"
@@ -125,7 +127,13 @@ struct Dispatcher::Impl {
   // than a few thousand tiles; a launch with more zeroes counters in its workspace instead.
   static constexpr int64_t kZeroedCounters = 65536;
   std::mutex ws_mu;
-  std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;
+  // Keyed by device and stream; cudaStreamPerThread names a different stream in every host thread, so there the
+  // thread is part of the key (one workspace shared by two threads' streams would be written by both at once).
+  using WorkspaceKey = std::tuple<int, cudaStream_t, std::thread::id>;
+  std::map<WorkspaceKey, Workspace> workspaces;
+  static WorkspaceKey workspace_key(int dev, cudaStream_t stream) {
+    return {dev, stream, stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id()};
+  }
 
   std::mutex dev_mu;
   std::vector<std::unique_ptr<DeviceInfo>> devices;  // by ordinal, filled once
@@ -146,7 +154,7 @@ struct Dispatcher::Impl {
     *counters = {};
     if (bytes == 0) return Status::Ok();
     std::lock_guard<std::mutex> lock(ws_mu);
-    Workspace& w = workspaces[{dev, stream}];
+    Workspace& w = workspaces[workspace_key(dev, stream)];
     if (w.bytes < bytes) {
       cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
       if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess) capturing = cudaStreamCaptureStatusActive;

@@ -263,6 +263,52 @@ TEST(ConcurrencyGpu, EightThreadsEightStreamsEveryBackend) {
 // while other kernels (each kind the test above mixes) run on 7 others. Run 26 found skinny_bf16_m16_ws_sk4_i64
 // wrong and not bit-identical in the test above (most of its calls) and right when run alone; this one names the
 // kernel and the company that breaks it. Every output must equal, bit for bit, that kernel's output on an idle GPU.
+// cudaStreamPerThread is one handle for a different stream in every host thread. A kernel that splits K through
+// the workspace (partial tiles there) from 8 threads at once, each on its own per-thread default stream: every
+// result must equal, bit for bit, the kernel's result on an idle GPU. With one workspace for the handle, the threads'
+// partial tiles would overwrite each other.
+TEST(ConcurrencyGpu, PerThreadDefaultStreamsKeepTheirOwnWorkspace) {
+  std::unique_ptr<Dispatcher> d;
+  DispatcherOptions o;
+  o.load_default_tables = false;
+  TGEMM_OK(Dispatcher::create(o, &d));
+  const Kernel* k = find_kernel("skinny_bf16_m32_ws_skauto_i64");
+  if (k == nullptr) GTEST_SKIP() << "no skinny kernel in this build";
+  Guarded g;
+  TGEMM_OK(make_guarded({32, 1032, 8216, DType::bf16, DType::bf16, 1}, 9500, &g));
+  ASSERT_GT(k->workspace_bytes(g.args().p), 0u) << "the kernel does not split through the workspace here";
+  TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, cudaStreamPerThread));
+  CUDA_OK(cudaStreamSynchronize(cudaStreamPerThread));
+  bench::Compare cmp;
+  TGEMM_OK(bench::compare(g.args(), bench::default_tol(DType::bf16), &cmp, nullptr));
+  ASSERT_EQ(cmp.not_close + cmp.unwritten, 0) << cmp.to_string();
+  const std::vector<unsigned char> alone = host_bytes(g.yv, cudaStreamPerThread);
+  constexpr int kThreads = 8, kRounds = 40;
+  std::vector<bench::Guarded> ys(kThreads);
+  std::vector<MatrixView> yv(kThreads, g.yv);
+  for (int t = 0; t < kThreads; ++t) {
+    TGEMM_OK(bench::Guarded::make(span_bytes(g.yv), 4096, 4096, &ys[size_t(t)]));
+    yv[size_t(t)].data = ys[size_t(t)].data();
+  }
+  std::atomic<int> bad{0}, errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        if (!bench::poison(yv[size_t(t)], cudaStreamPerThread).ok() ||
+            !d->run_kernel(*k, g.xv, g.wv, g.bias(), yv[size_t(t)], cudaStreamPerThread).ok() ||
+            cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess) {
+          ++errors;
+          return;
+        }
+        if (host_bytes(yv[size_t(t)], cudaStreamPerThread) != alone) ++bad;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(bad.load(), 0) << "of " << kThreads * kRounds << " results differ from the kernel's result alone";
+}
+
 TEST(ConcurrencyGpu, PersistentKernelsBesideOtherKernels) {
   std::unique_ptr<Dispatcher> d;
   DispatcherOptions o;
