@@ -17,6 +17,7 @@
 #include "core/env.h"
 #include "core/per_device.h"
 #include "core/smem_optin.h"
+#include "core/split_counters.h"
 #include "core/tensor_map.h"
 #include "registry/registry.h"
 
@@ -91,11 +92,6 @@ bool ws_split_enabled() {
   return on;
 }
 
-// TGEMM_SKINNY_WS_BIAS_EARLY=0: the persistent kernel loads bias in its epilogue, as before run 78 (A/B timing).
-bool ws_bias_early() {
-  static const bool on = env_switch("TGEMM_SKINNY_WS_BIAS_EARLY");
-  return on;
-}
 
 // TGEMM_SKINNY_PDL=0 launches without the programmatic-dependency attribute (for A/B measurements).
 bool pdl_enabled() {
@@ -179,23 +175,16 @@ class SkinnyKernel final : public Kernel {
       const int xm = ws_wide(cfg_.max_m) ? cfg_.max_m : int(p.m);
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
-      tp.bias_early = ws_bias_early() ? 1 : 0;
       if (sh.s > 1) {
         const int64_t need = ws_workspace_bytes(sh, p.m);
         if (workspace == nullptr || int64_t(workspace_bytes) < need)
           return Status(StatusCode::invalid_argument, name_ + ": the split across " + std::to_string(sh.s) +
                                                           " blocks needs a workspace of " + std::to_string(need) + " bytes");
-        // The counters start at zero on every launch: the stream's zeroed counters (the kernel leaves them zero),
-        // else a memset of the workspace's (a graph replays it too; the workspace is shared with other kernels of
-        // the stream, so nothing left there can be trusted).
         tp.p.partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + ws_counter_bytes(sh));
-        if (a.counters.holds(sh.row_tiles)) {
-          tp.p.counters = reinterpret_cast<int*>(a.counters.ptr);
-        } else {
-          tp.p.counters = static_cast<int*>(workspace);
-          cudaError_t e = cudaMemsetAsync(workspace, 0, size_t(sh.row_tiles) * 4, stream);
-          if (e != cudaSuccess) return Status(StatusCode::cuda_error, name_ + ": counter reset failed: " + cudaGetErrorString(e));
-        }
+        uint32_t* counters = nullptr;
+        if (cudaError_t e = split_counters(a.counters, workspace, sh.row_tiles, stream, &counters); e != cudaSuccess)
+          return Status(StatusCode::cuda_error, name_ + ": counter reset failed: " + cudaGetErrorString(e));
+        tp.p.counters = reinterpret_cast<int*>(counters);
       }
       CUresult r = encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(sh.block_rows)}, &tp.w);
       if (r == CUDA_SUCCESS) r = encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(p.m)}, &tp.x);

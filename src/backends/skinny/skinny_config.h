@@ -112,8 +112,9 @@ constexpr int ws_stages(int wk, int m, int mt = 16) {
 }
 static_assert(ws_stages(kWsMaxWk, 16) >= 4, "ring too shallow");
 static_assert(ws_stages(2, 64, 64) >= 4 && ws_stages(4, 32, 32) >= 4, "ring too shallow");
-static_assert(ws_smem_bytes(32) + 4 * ws_part_floats(32) + 1024 <= 227 * 1024, "shared memory per block");
-static_assert(ws_smem_bytes(64) + 4 * ws_part_floats(64) + 1024 <= 227 * 1024, "shared memory per block");
+// Ring, partial tile and barriers of one block inside the 227 KB a block may have (1024 covers the barriers).
+constexpr bool ws_block_fits(int mt) { return ws_smem_bytes(mt) + 4 * ws_part_floats(mt) + 1024 <= 227 * 1024; }
+static_assert(ws_block_fits(16) && ws_block_fits(32) && ws_block_fits(64), "shared memory per block");
 static_assert(ws_smem_bytes(64) >= kWsSoloSmemBytes, "the opt-in covers the solo floor");
 
 struct Config {

@@ -19,7 +19,6 @@ struct TmaParams {  // 64-byte aligned through its CUtensorMap members
   int use3 = 0;
   int kfull = 0;        // full 64-element units of K
   int prefetch_units = 0;  // skinny_ws_kernel only: W units (64 x BR) prefetched into L2 before the PDL wait
-  int bias_early = 0;      // skinny_ws_kernel only: each consumer thread loads its bias value before the main loop
   CUtensorMap w3;
   CUtensorMap x3;
 };

@@ -18,6 +18,7 @@
 #include "backends/sm90/sm90_kernel_base.h"
 #include "core/env.h"
 #include "core/per_device.h"
+#include "core/split_counters.h"
 #include "core/tensor_map.h"
 #include "tgemm/kernel.h"
 
@@ -160,15 +161,8 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
                                               " bytes of 256-byte aligned workspace, got " + std::to_string(ws_bytes));
     }
     ep.partials = reinterpret_cast<float*>(static_cast<char*>(ws) + splitk_counter_bytes(cluster_tiles));
-    // The counters start from zero on every launch: the stream's zeroed counters (the kernel leaves them zero), else
-    // the workspace's after a memset (the workspace is shared with other kernels on the stream).
-    if (a.counters.holds(int64_t(cluster_tiles))) {
-      ep.counters = a.counters.ptr;
-    } else {
-      ep.counters = static_cast<uint32_t*>(ws);
-      if (cudaError_t e = cudaMemsetAsync(ws, 0, cluster_tiles * 4, stream); e != cudaSuccess)
-        return cuda_status("split-K counter reset", e);
-    }
+    if (cudaError_t e = split_counters(a.counters, ws, int64_t(cluster_tiles), stream, &ep.counters); e != cudaSuccess)
+      return cuda_status("split-K counter reset", e);
   }
 
   cudaLaunchConfig_t cfg{};
