@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "backends/skinny/skinny_config.h"
+#include "core/pdl.cuh"
 
 namespace tgemm::skinny {
 
@@ -91,10 +92,6 @@ __device__ __forceinline__ uint4 ld_chunk(const void* p, int64_t kc, int64_t k) 
 // Prefetch into L2 only. Safe before griddepcontrol.wait: L2 is the point of coherence, so a line warmed
 // here can never hand out data older than what the previous grid writes to it.
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
-
-// Programmatic dependent launch. Both are no-ops when the launch carries no programmatic dependency.
-__device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
-__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
 // One K step (32 elements) of the warp: two mmas per 8-row block of X.
 template <class T, int NB>
@@ -304,8 +301,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) skinny_gemm_kernel(con
         dev::prefetch_l2(whi + (sb + j) * kStepK);
       }
   }
-  dev::pdl_launch_dependents();
-  dev::pdl_wait();
+  pdl::launch_dependents();
+  pdl::wait();
 
   if (active) {
     // X row of lane g in M-block nb is nb*8+g, clamped to M-1 (rows past M are computed, never stored).

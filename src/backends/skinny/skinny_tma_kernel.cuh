@@ -173,8 +173,8 @@ __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kerne
         if (u < ue) dev::tma_prefetch_2d(&tp.w, int(u * kTmaUnitK), int(n0));
       }
   }
-  dev::pdl_launch_dependents();
-  dev::pdl_wait();
+  pdl::launch_dependents();
+  pdl::wait();
   __syncthreads();  // barriers initialized
 
   float acc[NB][4];

@@ -111,8 +111,8 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     const int64_t pre = min(int64_t(tp.prefetch_units), min(ups, ku - ub0));
     for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int((ub0 + u) * kTmaUnitK), int(t0 * BR));
   }
-  dev::pdl_launch_dependents();
-  dev::pdl_wait();
+  pdl::launch_dependents();
+  pdl::wait();
   __syncthreads();  // barriers initialized
 
   if (producer) {
