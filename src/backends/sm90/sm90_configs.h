@@ -36,8 +36,6 @@
   X(bf16, 128, 192, 4, 2, 1, staged, false, false, 0)  \
   X(bf16, 128, 160, 5, 1, 1, staged, false, false, 0)  \
   X(bf16, 128, 128, 5, 1, 1, staged, true, false, 0)   \
-  X(bf16, 64, 128, 8, 1, 1, staged, true, false, 0)    \
-  X(bf16, 128, 64, 8, 1, 1, staged, false, false, 0)   \
   X(bf16, 64, 256, 5, 1, 1, staged, true, true, 0)
 
 #define TGEMM_SM90_FP16_CONFIGS(X)                     \

@@ -37,7 +37,6 @@
 #include "backends/sm90/sm90_epilogue.cuh"
 #include "backends/sm90/sm90_ptx.cuh"
 #include "backends/sm90/sm90_scheduler.cuh"
-#include "core/pdl.cuh"
 #include "core/wgmma.cuh"
 
 namespace tgemm::sm90 {
@@ -534,17 +533,12 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     ptx::prefetch_tmap(&tmap_x);
     ptx::prefetch_tmap(&tmap_w);
   }
-  // Under programmatic dependent launch (TGEMM_SM90_PDL) the next grid may start launching now and this one's
-  // set-up overlaps the previous grid's tail; every global access (X, W, bias, Y, split-K partials and counters) comes
-  // after the wait below.
-  pdl::launch_dependents();
   // The peer CTA multicasts into our barriers, so they must be initialised cluster-wide before anyone loads.
   if constexpr (CS > 1) {
     ptx::cluster_sync();
   } else {
     __syncthreads();
   }
-  pdl::wait();
 
   // fp32 output bypasses the staging buffer (it would not fit), so the storers have nothing to do then.
   const bool staged = T::kEpi == EpiMode::staged && ep.out != OutKind::fp32;

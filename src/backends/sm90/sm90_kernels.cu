@@ -28,10 +28,6 @@ double tile_weight(const Config& c, const Problem& p) {
     // The split-K variant measured 0.95x of its plain twin unsplit (models median, run 6) and lost with every
     // split count on every shape timed, so it ranks behind the twin everywhere.
     if (c.splitk) w *= 0.90;
-  } else if (c.pingpong && c.bm == 64 && c.bn == 128) {
-    // Half the 64x256 tile: twice the tiles where 64x256 leaves SMs idle (M <= 1024 with N of a few thousand), at a
-    // lower rate per SM (session 10 first measurement; runs 4-7 never found it best at M >= 2048).
-    w = 0.80;
   } else if (c.pingpong) {
     w = 0.95;
   } else {

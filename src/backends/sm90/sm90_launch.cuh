@@ -28,14 +28,6 @@ inline Status cuda_status(const char* what, cudaError_t e) {
   return Status(StatusCode::cuda_error, std::string("sm90: ") + what + ": " + cudaGetErrorString(e));
 }
 
-// TGEMM_SM90_PDL (A/B): 0 (default) launches without programmatic dependent launch, 1 with it, 2 only for grids of
-// fewer CTAs than SMs (where the next grid's CTAs find idle SMs to start on). Run 42 measured it 2.9% slower on the
-// large shapes the sm90 kernels were picked for then.
-inline bool pdl_wanted(uint64_t ctas, int sms) {
-  static const int mode = env_int("TGEMM_SM90_PDL", 0);
-  return mode == 1 || (mode == 2 && ctas < uint64_t(sms));
-}
-
 // Per-device, per-instantiation facts computed once: the shared-memory opt-in and how many clusters fit.
 struct DeviceState {
   cudaError_t err = cudaSuccess;
@@ -174,26 +166,19 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
   }
 
   cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr[2];
-  unsigned na = 0;
+  cudaLaunchAttribute attr[1];
   cfg.gridDim = dim3(uint32_t(clusters * T::kClusterSize), 1, 1);
   cfg.blockDim = dim3(T::kThreads, 1, 1);
   cfg.dynamicSmemBytes = T::kSmemBytes;
   cfg.stream = stream;
   if constexpr (T::kClusterSize > 1) {
-    attr[na].id = cudaLaunchAttributeClusterDimension;
-    attr[na].val.clusterDim.x = T::kClusterSize;
-    attr[na].val.clusterDim.y = 1;
-    attr[na].val.clusterDim.z = 1;
-    ++na;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = T::kClusterSize;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
   }
-  if (pdl_wanted(clusters * T::kClusterSize, current_sm_count())) {
-    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[na].val.programmaticStreamSerializationAllowed = 1;
-    ++na;
-  }
-  cfg.attrs = na ? attr : nullptr;
-  cfg.numAttrs = na;
   const cudaError_t e = cudaLaunchKernelEx(&cfg, gemm_kernel<T>, tx, tw, ep, uint32_t(p.k));
   if (e != cudaSuccess) return cuda_status("launch", e);
   return Status::Ok();
