@@ -259,10 +259,6 @@ TEST(ConcurrencyGpu, EightThreadsEightStreamsEveryBackend) {
   for (auto& s : shared) expect_guards_intact(s->g, "concurrency inputs");
 }
 
-// (a') One kernel at a time: the same problem on 8 streams at once, on 8 host threads at once, and on one stream
-// while other kernels (each kind the test above mixes) run on 7 others. Run 26 found skinny_bf16_m16_ws_sk4_i64
-// wrong and not bit-identical in the test above (most of its calls) and right when run alone; this one names the
-// kernel and the company that breaks it. Every output must equal, bit for bit, that kernel's output on an idle GPU.
 // cudaStreamPerThread is one handle for a different stream in every host thread. A kernel that splits K through
 // the workspace (partial tiles there) from 8 threads at once, each on its own per-thread default stream: every
 // result must equal, bit for bit, the kernel's result on an idle GPU. With one workspace for the handle, the threads'
@@ -309,6 +305,11 @@ TEST(ConcurrencyGpu, PerThreadDefaultStreamsKeepTheirOwnWorkspace) {
   EXPECT_EQ(bad.load(), 0) << "of " << kThreads * kRounds << " results differ from the kernel's result alone";
 }
 
+// (a') One kernel at a time: the same problem on 8 streams at once, on 8 host threads at once, and on one stream
+// while other kernels (each kind EightThreadsEightStreamsEveryBackend mixes) run on 7 others. Run 26 found
+// skinny_bf16_m16_ws_sk4_i64 wrong and not bit-identical in that test (most of its calls) and right when run alone;
+// this one names the kernel and the company that breaks it. Every output must equal, bit for bit, that kernel's
+// output on an idle GPU.
 TEST(ConcurrencyGpu, PersistentKernelsBesideOtherKernels) {
   std::unique_ptr<Dispatcher> d;
   DispatcherOptions o;

@@ -92,7 +92,6 @@ bool ws_split_enabled() {
   return on;
 }
 
-
 // TGEMM_SKINNY_PDL=0 launches without the programmatic-dependency attribute (for A/B measurements).
 bool pdl_enabled() {
   static const bool on = env_switch("TGEMM_SKINNY_PDL");
