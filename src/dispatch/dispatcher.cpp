@@ -186,18 +186,23 @@ struct Dispatcher::Impl {
       // memset would only be recorded into the graph, and a later eager call would find the counters never zeroed.
       // A stream whose workspace was allocated inside a capture gets them when the workspace next grows outside
       // one; until then its split launches zero counters in the workspace.
-      if (!w.counters.ptr && capturing == cudaStreamCaptureStatusNone) {
+      // Under TGEMM_ZEROED_COUNTERS=0 none are allocated.
+      if (zeroed_counters_enabled() && !w.counters.ptr && capturing == cudaStreamCaptureStatusNone) {
         void* c = nullptr;
         const size_t cbytes = size_t(kZeroedCounters) * sizeof(uint32_t);
-        if (cudaMalloc(&c, cbytes) == cudaSuccess) {
-          if (cudaMemsetAsync(c, 0, cbytes, stream) == cudaSuccess) w.counters = {static_cast<uint32_t*>(c), kZeroedCounters};
+        cudaError_t ce = cudaMalloc(&c, cbytes);
+        if (ce == cudaSuccess) {
+          ce = cudaMemsetAsync(c, 0, cbytes, stream);
+          if (ce == cudaSuccess) w.counters = {static_cast<uint32_t*>(c), kZeroedCounters};
           else cudaFree(c);
         }
-        cudaGetLastError();  // a failure here only means no zeroed counters; the kernels fall back to a memset
+        // A failure only means no zeroed counters (the kernels fall back to a memset). Clear the error it left, and
+        // only then: on success the thread's last error may be the caller's own, which is not ours to swallow.
+        if (ce != cudaSuccess) cudaGetLastError();
       }
     }
     *out = w.ptr;
-    if (zeroed_counters_enabled()) *counters = w.counters;
+    *counters = w.counters;
     return Status::Ok();
   }
 

@@ -24,6 +24,12 @@ using Case = bench::GuardedCase;
 using Guarded = bench::GuardedProblem;
 using bench::make_guarded;
 
+// A registered kernel, by name, and a problem to run it on.
+struct KernelCase {
+  const char* kernel;
+  Case c;
+};
+
 inline std::vector<double> to_host(const void* d, DType t, int64_t count) {
   std::vector<double> out(size_t(std::max<int64_t>(count, 0)));
   if (count <= 0) return out;

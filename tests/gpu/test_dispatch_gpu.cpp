@@ -80,16 +80,12 @@ TEST(DispatchGpu, CudaGraphCaptureAndReplay) {
 // first, then a graph that relies on every replay leaving the stream's counters zero. Each graph replays its split
 // launch three times; eager calls and the two graphs then run in turn; every result is checked.
 TEST(DispatchGpu, SplitKernelsInGraphsBeforeAndAfterWarmUp) {
-  struct Job {
-    const char* kernel;
-    Case c;
-  };
-  const Job jobs[] = {
+  const KernelCase jobs[] = {
       {"skinny_bf16_m32_ws_skauto_i64", {32, 1032, 8216, DType::bf16, DType::bf16, 1}},
       {"sm90_bf16_64x256x64_s5_c1x1_pp_skauto_i64", {256, 1280, 4096, DType::bf16, DType::bf16, 1}},
   };
   int ran = 0;
-  for (const Job& j : jobs) {
+  for (const KernelCase& j : jobs) {
     const Kernel* k = find_kernel(j.kernel);
     if (k == nullptr) continue;
     std::unique_ptr<Dispatcher> d;  // fresh: no workspace and no counters yet on any stream

@@ -132,11 +132,7 @@ TEST(Kernels, SwapAbEverySplitCount) {
 // without them it zeroes counters in its workspace, whatever the workspace held. Both, alternately, on a workspace
 // filled with 0xFF before every run: each run right, and the counters all zero after each run that used them.
 TEST(Kernels, SplitCountersLeftZero) {
-  struct Job {
-    const char* kernel;
-    Case c;
-  };
-  const Job jobs[] = {
+  const KernelCase jobs[] = {
       {"skinny_bf16_m32_ws_skauto_i64", {32, 1032, 8216, DType::bf16, DType::bf16, 1, 0, 0, 0}},
       {"skinny_bf16_m64_ws_skauto_i64", {61, 1032, 8216, DType::bf16, DType::fp32, 2, 0, 0, 0}},
       {"skinny_fp16_m16_ws_skauto_i64", {16, 1280, 8192, DType::fp16, DType::fp16, 0, 0, 0, 0}},
@@ -149,7 +145,7 @@ TEST(Kernels, SplitCountersLeftZero) {
   std::vector<uint32_t> host(kCounters);
   int split_runs = 0;
   uint64_t seed = 9700;
-  for (const Job& j : jobs) {
+  for (const KernelCase& j : jobs) {
     const Kernel* k = find_kernel(j.kernel);
     if (k == nullptr) continue;  // not registered in this build
     Guarded g;

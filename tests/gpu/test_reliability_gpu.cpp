@@ -114,6 +114,15 @@ void prepare(std::vector<std::unique_ptr<Shared>>* out, uint64_t seed) {
 
 size_t span_bytes(const MatrixView& v) { return size_t(span_of(v)) * size_t(dtype_size(v.dtype)); }
 
+// A guarded buffer shaped like the output `like` (4 KiB guards each side, checked by the caller as it needs): one
+// more output of the same problem, so several runs of it can be in flight at once.
+Status another_output(const MatrixView& like, bench::Guarded* keep, MatrixView* out) {
+  if (Status s = bench::Guarded::make(span_bytes(like), 4096, 4096, keep); !s.ok()) return s;
+  *out = like;
+  out->data = keep->data();
+  return Status::Ok();
+}
+
 std::vector<unsigned char> host_bytes(const MatrixView& v, cudaStream_t s) {
   std::vector<unsigned char> h(span_bytes(v));
   cudaMemcpyAsync(h.data(), v.data, h.size(), cudaMemcpyDeviceToHost, s);
@@ -160,9 +169,8 @@ TEST(ConcurrencyGpu, EightThreadsEightStreamsEveryBackend) {
     CUDA_OK(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
     for (auto& s : shared) {
       bench::Guarded y;
-      TGEMM_OK(bench::Guarded::make(span_bytes(s->g.yv), 4096, 4096, &y));
-      MatrixView v = s->g.yv;
-      v.data = y.data();
+      MatrixView v;
+      TGEMM_OK(another_output(s->g.yv, &y, &v));
       w->yv.push_back(v);
       w->y.push_back(std::move(y));
     }
@@ -281,11 +289,8 @@ TEST(ConcurrencyGpu, PerThreadDefaultStreamsKeepTheirOwnWorkspace) {
   const std::vector<unsigned char> alone = host_bytes(g.yv, cudaStreamPerThread);
   constexpr int kThreads = 8, kRounds = 40;
   std::vector<bench::Guarded> ys(kThreads);
-  std::vector<MatrixView> yv(kThreads, g.yv);
-  for (int t = 0; t < kThreads; ++t) {
-    TGEMM_OK(bench::Guarded::make(span_bytes(g.yv), 4096, 4096, &ys[size_t(t)]));
-    yv[size_t(t)].data = ys[size_t(t)].data();
-  }
+  std::vector<MatrixView> yv(kThreads);
+  for (int t = 0; t < kThreads; ++t) TGEMM_OK(another_output(g.yv, &ys[size_t(t)], &yv[size_t(t)]));
   std::atomic<int> bad{0}, errors{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
@@ -316,18 +321,14 @@ TEST(ConcurrencyGpu, PersistentKernelsBesideOtherKernels) {
   o.load_default_tables = false;
   TGEMM_OK(Dispatcher::create(o, &d));
   constexpr int kStreams = 8, kRounds = 30;
-  struct Job {
-    const char* kernel;
-    Case c;
-  };
   // The company: cuBLASLt large, sm90 ping-pong, the register-ring skinny kernel with a cluster split, cuBLASLt small.
-  const Job company_jobs[] = {
+  const KernelCase company_jobs[] = {
       {"cublaslt", {4096, 4096, 4096, DType::bf16, DType::bf16, 0}},
       {"sm90_bf16_64x256x64_s5_c1x1_pp_i32", {2048, 2048, 1024, DType::bf16, DType::bf16, 0}},
       {"skinny_bf16_m16_skauto_i64", {8, 1048, 2048, DType::bf16, DType::bf16, 1}},
       {"cublaslt", {61, 520, 1288, DType::bf16, DType::bf16, 1}},
   };
-  const Job subjects[] = {
+  const KernelCase subjects[] = {
       {"skinny_bf16_m16_ws_sk4_i64", {1, 4096, 4096, DType::bf16, DType::bf16, 0}},
       {"skinny_bf16_m16_ws_skauto_i64", {16, 3584, 3584, DType::bf16, DType::bf16, 1}},
       {"skinny_bf16_m64_ws_skauto_i64", {64, 3584, 18944, DType::bf16, DType::bf16, 1}},  // wgmma, K split over blocks
@@ -340,14 +341,14 @@ TEST(ConcurrencyGpu, PersistentKernelsBesideOtherKernels) {
   std::vector<std::unique_ptr<Guarded>> company;  // one problem per company stream, jobs in turn
   std::vector<const Kernel*> company_kernel;
   for (int s = 1; s < kStreams; ++s) {
-    const Job& j = company_jobs[size_t(s - 1) % std::size(company_jobs)];
+    const KernelCase& j = company_jobs[size_t(s - 1) % std::size(company_jobs)];
     company_kernel.push_back(find_kernel(j.kernel));
     ASSERT_NE(company_kernel.back(), nullptr) << j.kernel;
     company.push_back(std::make_unique<Guarded>());
     TGEMM_OK(make_guarded(j.c, 9400 + uint64_t(s), company.back().get()));
   }
   int subjects_run = 0;
-  for (const Job& sub : subjects) {
+  for (const KernelCase& sub : subjects) {
     const Kernel* k = find_kernel(sub.kernel);
     if (k == nullptr) continue;  // not registered in this build
     Guarded g;
@@ -361,11 +362,8 @@ TEST(ConcurrencyGpu, PersistentKernelsBesideOtherKernels) {
     EXPECT_EQ(cmp.not_close + cmp.unwritten, 0) << sub.kernel << " alone: " << cmp.to_string();
     const std::vector<unsigned char> alone = host_bytes(g.yv, nullptr);
     std::vector<bench::Guarded> ys(kStreams);
-    std::vector<MatrixView> yv(kStreams, g.yv);
-    for (int s = 0; s < kStreams; ++s) {
-      TGEMM_OK(bench::Guarded::make(span_bytes(g.yv), 4096, 4096, &ys[size_t(s)]));
-      yv[size_t(s)].data = ys[size_t(s)].data();
-    }
+    std::vector<MatrixView> yv(kStreams);
+    for (int s = 0; s < kStreams; ++s) TGEMM_OK(another_output(g.yv, &ys[size_t(s)], &yv[size_t(s)]));
     const char* how[] = {"on 8 streams at once", "on 8 host threads at once", "beside other kernels on 7 streams"};
     for (int mode = 0; mode < 3; ++mode) {
       std::atomic<int> bad_runs{0}, runs{0};
