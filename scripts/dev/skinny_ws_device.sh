@@ -2,7 +2,7 @@
 # One device call for the persistent skinny kernel (skinny_ws_kernel.cuh): build, then `tgemm bench` on
 # shapes/decode.csv with forced kernels beside cuBLASLt (graph replay; A/B runs with TGEMM_SKINNY_WS3=0 and a capped
 # ring; plain launches), the untuned default (an empty table), the GPU kernel tests, and optional ncu cases.
-#   WS_GRAPH=k1,k2 WS_AB=k1 WS_PLAIN=k1,k2 WS_DEFAULT=1 WS_TESTS=1 WS_NCU="1,28672,4096,False|k" WS_ENV_KERNELS=k1,k2 \
+#   WS_GRAPH=k1,k2 WS_AB=k1 WS_PLAIN=k1,k2 WS_DEFAULT=1 WS_TESTS=1|first WS_NCU="1,28672,4096,False|k" WS_ENV_KERNELS=k1,k2 \
 #     bash scripts/dev/skinny_ws_device.sh        (carry .deps; logs in $OUT/ws_logs.tgz)
 # Shorter calls: WS_EXCLUDE=sm90 leaves backends out of the build (no embedded tables then: `tgemm mm` is the
 # untuned default), WS_TARGETS="tgemm_cli tgemm_gpu_tests" builds only those, WS_SPLITAB=k1 times k1 again with
@@ -53,13 +53,16 @@ env_ab() {  # prefix kernels shapes variants
     done
   done
 }
-[ -n "${WS_ENV_KERNELS:-}" ] && env_ab env "$WS_ENV_KERNELS" $S "${WS_ENV_VARIANTS:--}"
-[ -n "${WS_ENV2_KERNELS:-}" ] && env_ab env2 "$WS_ENV2_KERNELS" ${WS_ENV2_SHAPES:-$S} "${WS_ENV2_VARIANTS:--}"
-if [ -n "${WS_TESTS:-}" ]; then
+# WS_TESTS=1: the GPU tests after the timings; WS_TESTS=first: before them.
+gpu_tests() {
   timeout -s KILL ${WS_T0:-70} env ${WS_TEST_ENV:-} ./build-dev/tests/tgemm_gpu_tests --gtest_color=no ${WS_GTEST:---gtest_filter=Kernels.*} > $D/gpu_tests.log 2>&1
   el tests $?
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure|checked" $D/gpu_tests.log | head -20
-fi
+}
+[ "${WS_TESTS:-}" = first ] && gpu_tests
+[ -n "${WS_ENV_KERNELS:-}" ] && env_ab env "$WS_ENV_KERNELS" $S "${WS_ENV_VARIANTS:--}"
+[ -n "${WS_ENV2_KERNELS:-}" ] && env_ab env2 "$WS_ENV2_KERNELS" ${WS_ENV2_SHAPES:-$S} "${WS_ENV2_VARIANTS:--}"
+[ -n "${WS_TESTS:-}" ] && [ "${WS_TESTS}" != first ] && gpu_tests
 if [ -n "${WS_NCU:-}" ]; then
   NCU_CASES="$WS_NCU" timeout -s KILL ${WS_T3:-30} bash scripts/dev/ncu_profile.sh build-dev $D; el ncu $?
 fi

@@ -58,6 +58,8 @@ TEST(Check, ReducedBoundarySweep) {
   };
   pick([](const Kernel* k) { return k->backend() == Backend::sm90 && k->limits().y_index_bits == 32; });
   pick([](const Kernel* k) { return k->backend() == Backend::sm90 && k->limits().y_index_bits == 64; });
+  // The TMA-store epilogue: Y through a tensor map (int32 coordinates) instead of offsets formed in the kernel.
+  pick([](const Kernel* k) { return k->backend() == Backend::sm90 && k->name().find("_etma_") != std::string::npos; });
   pick([](const Kernel* k) { return k->backend() == Backend::skinny; });
   pick([](const Kernel* k) { return k->backend() == Backend::cublaslt; });
   cudaStream_t s;

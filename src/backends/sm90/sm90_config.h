@@ -15,7 +15,10 @@ namespace tgemm::sm90 {
 //          memory with 16-byte stores while the consumers already run the next tile's main loop.
 //  direct: consumers store straight from registers (4- or 8-byte stores); no staging buffer, so more pipeline
 //          stages fit. fp32 output always takes this path (a staged fp32 tile would not fit beside the stages).
-enum class EpiMode : uint8_t { staged, direct };
+//  tma:    staged, but the buffer is laid out as TMA boxes of 64 columns with the 128-byte swizzle and one storer
+//          thread writes it with TMA stores. No Y offset is formed in the kernel (TMA's int32 coordinates and its
+//          own limits apply), so this mode exists with 64-bit limits only.
+enum class EpiMode : uint8_t { staged, direct, tma };
 
 // Everything that distinguishes one instantiation; the kernel name is generated from it.
 struct Config {
@@ -51,6 +54,7 @@ inline std::string config_name(const Config& c) {
   s += "_s" + std::to_string(c.stages);
   s += "_c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n);
   if (c.epi == EpiMode::direct) s += "_ed";
+  if (c.epi == EpiMode::tma) s += "_etma";
   if (c.pingpong) s += "_pp";
   if (c.splitk) s += "_skauto";
   if (c.lag > 0) s += "_lag" + std::to_string(c.lag);
@@ -85,6 +89,8 @@ struct Traits {
   static constexpr int kStages = Stages;
   static constexpr int kClusterM = CM, kClusterN = CN, kClusterSize = CM * CN;
   static constexpr EpiMode kEpi = Epi;
+  static constexpr bool kStaged = Epi != EpiMode::direct;  // a staging buffer and storers (16-bit outputs)
+  static constexpr bool kTmaStore = Epi == EpiMode::tma;
   static constexpr bool kPingpong = PP;
   static constexpr bool kSplitK = SK;
   static constexpr int kLag = Lag;
@@ -97,6 +103,8 @@ struct Traits {
   static constexpr int kConsumerWGs = 2;
   static constexpr int kThreads = 128 * (1 + kConsumerWGs);
   static constexpr int kStorerThreads = 96;
+  // Arrivals that mark a staging buffer drained: every storer thread, or the one that issues the TMA stores.
+  static constexpr int kStorerArrivals = Epi == EpiMode::tma ? 1 : kStorerThreads;
   static constexpr int kWgRows = PP ? BM : BM / kConsumerWGs;  // rows per consumer warpgroup
   static constexpr int kMSub = kWgRows / 64;                   // m64 wgmma blocks per consumer warpgroup
   static constexpr int kAccRegs = kMSub * BN / 2;              // fp32 accumulators per consumer thread
@@ -119,13 +127,15 @@ struct Traits {
   // warpgroup's main loop hides), so that one more stage fits.
   static constexpr int kNumBars = 2 * kStages + 2 * kConsumerWGs;  // full[S], empty[S], st_full[2], st_empty[2]
   static constexpr int kFixedBytes = kConsumerWGs * BN * 4 + kNumBars * 8 + (SK ? 16 : 0) + 1024;  // bias, barriers, flags, alignment
+  // The TMA layout needs no padding: its swizzle spreads the rows over the banks.
+  static constexpr int kStagingPad = Epi == EpiMode::tma ? 0 : 16;
   static constexpr bool kWholeTileFits =
-      kStages * (BM + BN) * 128 + (PP ? BM : BM / 2) * (BN * 2 + 16) + kFixedBytes <= kMaxDynamicSmem;
-  static constexpr int kEpiChunks = PP && Epi == EpiMode::staged && !kWholeTileFits ? 2 : 1;
+      kStages * (BM + BN) * 128 + (PP ? BM : BM / 2) * (BN * 2 + kStagingPad) + kFixedBytes <= kMaxDynamicSmem;
+  static constexpr int kEpiChunks = PP && kStaged && !kWholeTileFits ? 2 : 1;
   static constexpr int kChunkCols = BN / kEpiChunks;
-  static constexpr int kStagingRowBytes = kChunkCols * 2 + 16;
+  static constexpr int kStagingRowBytes = kChunkCols * 2 + kStagingPad;
   static constexpr int kStagingBuffers = PP ? 1 : kConsumerWGs;
-  static constexpr int kStagingBytesPerWG = Epi == EpiMode::staged ? kWgRows * kStagingRowBytes : 0;
+  static constexpr int kStagingBytesPerWG = kStaged ? kWgRows * kStagingRowBytes : 0;
   static constexpr int kOffA = 0;
   static constexpr int kOffB = kStages * kABytes;
   static constexpr int kOffStaging = kStages * kStageBytes;
@@ -163,6 +173,11 @@ struct Traits {
   // before; a lag within that keeps the stagger barrier free of deadlock (see run_consumer).
   static_assert(Lag >= 0 && (Lag == 0 || (!PP && Lag < Stages)), "lag: cooperative only, below the stage count");
   static_assert(kChunkCols % 16 == 0 && (kEpiChunks == 1 || PP), "staging chunks of whole stmatrix column pairs");
+  // TMA stores: boxes of 64 columns (128 bytes, the 128-byte swizzle's row) that must not reach into the next tile,
+  // each box 1024-byte aligned (the swizzle pattern repeats every 8 rows of 128 bytes).
+  static_assert(Epi != EpiMode::tma || (IndexBits == 64 && kChunkCols % 64 == 0 && kOffStaging % 1024 == 0 &&
+                                        kStagingBytesPerWG % 1024 == 0 && kWgRows <= 256),
+                "TMA-store epilogue: 64-bit limits, 64-column boxes, 1024-byte aligned staging");
 };
 
 }  // namespace tgemm::sm90

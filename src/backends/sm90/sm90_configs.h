@@ -41,3 +41,12 @@
 #define TGEMM_SM90_FP16_CONFIGS(X)                     \
   X(fp16, 64, 256, 5, 1, 1, staged, true, false, 0)    \
   X(fp16, 128, 256, 3, 2, 1, staged, false, false, 0)
+
+// The TMA-store epilogue (EpiMode::tma, 64-bit limits only): the staged configurations above whose column chunks
+// are whole 64-column boxes, as twins of their i64 variants.
+#define TGEMM_SM90_BF16_TMA_CONFIGS(X)              \
+  X(bf16, 64, 256, 5, 1, 1, tma, true, false, 0)    \
+  X(bf16, 64, 256, 5, 2, 1, tma, true, false, 0)    \
+  X(bf16, 128, 256, 3, 2, 1, tma, false, false, 0)  \
+  X(bf16, 128, 192, 4, 2, 1, tma, false, false, 0)  \
+  X(bf16, 128, 128, 5, 1, 1, tma, true, false, 0)

@@ -5,6 +5,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cuda.h>
+
 #include <cstdint>
 
 #include "backends/sm90/sm90_config.h"
@@ -100,6 +102,17 @@ struct Epilogue {
     }
   }
 
+  // Byte offset of 16-byte chunk `chunk` (columns 8 * chunk ...) of staging row `row`. Staged: padded rows. TMA: one
+  // [kWgRows][128 B] box per 64 columns, chunk c of row r at c ^ (r % 8) (the 128-byte swizzle the store undoes),
+  // which also puts stmatrix's 8 rows of one chunk on distinct banks.
+  __device__ static uint32_t staging_offset(uint32_t row, uint32_t chunk) {
+    if constexpr (T::kTmaStore) {
+      return (chunk / 8) * (kWgRows * 128) + row * 128 + ((chunk % 8) ^ (row % 8)) * 16;
+    } else {
+      return row * T::kStagingRowBytes + chunk * 16;
+    }
+  }
+
   // Consumer side, staged mode (16-bit outputs): bias + convert, then stmatrix into this warpgroup's staging
   // buffer. One stmatrix.x4 stores two n8 column blocks of the warp's 16 rows (top and bottom 8 rows of each).
   // Column pairs [J0, J0 + JN) of 16 columns each, i.e. tile columns [16 * J0, 16 * (J0 + JN)), land at staging
@@ -122,10 +135,11 @@ struct Epilogue {
         const uint32_t r1 = pack_out_pair<Out>(acc[ms][4 * j0 + 2] + b0.x, acc[ms][4 * j0 + 3] + b0.y);
         const uint32_t r2 = pack_out_pair<Out>(acc[ms][4 * j1 + 0] + b1.x, acc[ms][4 * j1 + 1] + b1.y);
         const uint32_t r3 = pack_out_pair<Out>(acc[ms][4 * j1 + 2] + b1.x, acc[ms][4 * j1 + 3] + b1.y);
-        const uint32_t addr = staging + (ms * 64 + row_in) * T::kStagingRowBytes + (2 * (jj - J0) + mi / 2) * 16;
-        ptx::stmatrix_x4(addr, r0, r1, r2, r3);
+        ptx::stmatrix_x4(staging + staging_offset(ms * 64 + row_in, 2 * (jj - J0) + mi / 2), r0, r1, r2, r3);
       }
     }
+    // The TMA store reads the buffer through the async proxy.
+    if constexpr (T::kTmaStore) ptx::fence_proxy_async_shared();
   }
 
   // Storer side, staged mode: 16-byte chunks of the staged rows (kChunkCols columns from n0) to Y. Consecutive
@@ -153,6 +167,21 @@ struct Epilogue {
         }
       }
     }
+  }
+
+  // Storer side, TMA mode (one thread): the staged rows [row0, row0 + kWgRows) x columns [n0, n0 + kChunkCols) to
+  // Y, one store per 64-column box; returns once the buffer has been read (it may be rewritten then). Boxes wholly
+  // past N are skipped, the rest clipped by TMA.
+  __device__ static void store_tma(uint32_t staging, const CUtensorMap* tmap_y, const EpilogueParams& ep,
+                                   uint32_t row0, uint32_t n0) {
+    if (row0 >= ep.m) return;
+#pragma unroll
+    for (int b = 0; b < T::kChunkCols / 64; ++b) {
+      const uint32_t col = n0 + 64 * b;
+      if (col < ep.n) ptx::tma_store_2d(tmap_y, staging + b * (kWgRows * 128), int32_t(col), int32_t(row0));
+    }
+    ptx::bulk_commit_group();
+    ptx::bulk_wait_group_read<0>();
   }
 
   // Consumer side, direct mode (and every fp32 output): bias + convert + store from registers.

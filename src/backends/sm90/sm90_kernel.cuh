@@ -47,7 +47,7 @@ template <class T>
 __device__ __forceinline__ Role role_of(uint32_t warp) {
   if (warp >= 4) return Role::consumer;
   if (warp == 0) return Role::producer;
-  return T::kEpi == EpiMode::staged ? Role::storer : Role::idle;
+  return T::kStaged ? Role::storer : Role::idle;
 }
 
 // A coordinate of a tile that lies wholly past the matrix edge (the second CTA of a cluster at the M or N tail)
@@ -138,11 +138,22 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
   }
 }
 
-// Storers (staged epilogue): drain each consumer warpgroup's staging buffer to Y, tile after tile.
+// Storers (staged epilogue): drain each consumer warpgroup's staging buffer to Y, tile after tile. With TMA stores
+// one thread does it.
 template <class T>
-__device__ __forceinline__ void run_storer(const EpilogueParams& ep, uint32_t smem_base, uint32_t tid) {
+__device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUtensorMap* tmap_y, uint32_t smem_base,
+                                           uint32_t tid) {
   constexpr int CS = T::kClusterSize;
+  if (T::kTmaStore && tid != 0) return;
   const Smem<T> sm(smem_base);
+  using Epi = Epilogue<T>;
+  auto store = [&](uint32_t staging, uint32_t row0, uint32_t n0) {
+    if constexpr (T::kTmaStore) {
+      Epi::store_tma(staging, tmap_y, ep, row0, n0);
+    } else {
+      Epi::store_staged(staging, ep, row0, n0, tid);
+    }
+  };
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, ep.splits);
   uint32_t phase = 0;
@@ -155,8 +166,7 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, uint32_t sm
         ptx::mbar_wait(sm.st_full, phase);
         // Split-K: a unit whose tile another CTA reduces passes through empty.
         const bool skip = T::kSplitK && ptx::ld_shared_b32(sm.flags + 8) != 0;
-        if (!skip)
-          Epilogue<T>::store_staged(sm.base + T::kOffStaging, ep, mb * T::kBM, nb * T::kBN + c * T::kChunkCols, tid);
+        if (!skip) store(sm.base + T::kOffStaging, mb * T::kBM, nb * T::kBN + c * T::kChunkCols);
         ptx::mbar_arrive(sm.st_empty);
         phase ^= 1;
       }
@@ -164,13 +174,14 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, uint32_t sm
 #pragma unroll 1
       for (uint32_t g = 0; g < 2; ++g) {
         ptx::mbar_wait(sm.st_full + 8 * g, phase);
-        Epilogue<T>::store_staged(sm.base + T::kOffStaging + g * T::kStagingBytesPerWG, ep,
-                                  mb * T::kBM + g * T::kWgRows, nb * T::kBN, tid);
+        store(sm.base + T::kOffStaging + g * T::kStagingBytesPerWG, mb * T::kBM + g * T::kWgRows, nb * T::kBN);
         ptx::mbar_arrive(sm.st_empty + 8 * g);
       }
       phase ^= 1;
     }
   }
+  // The last TMA stores' writes complete before the thread exits.
+  if constexpr (T::kTmaStore) ptx::bulk_wait_group<0>();
 }
 
 // The main loop of both consumer schedules: k-steps [kb, ke) of the tile (kb = 0: the first one overwrites the
@@ -511,7 +522,7 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, 1)
     gemm_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_w,
-                const EpilogueParams ep, const uint32_t k) {
+                const __grid_constant__ CUtensorMap tmap_y, const EpilogueParams ep, const uint32_t k) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int S = T::kStages, CS = T::kClusterSize;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -527,11 +538,12 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
     for (int g = 0; g < 2; ++g) {
       ptx::mbar_init(sm.st_full + 8 * g, 128);
-      ptx::mbar_init(sm.st_empty + 8 * g, T::kStorerThreads);
+      ptx::mbar_init(sm.st_empty + 8 * g, T::kStorerArrivals);
     }
     ptx::fence_mbar_init();
     ptx::prefetch_tmap(&tmap_x);
     ptx::prefetch_tmap(&tmap_w);
+    if constexpr (T::kTmaStore) ptx::prefetch_tmap(&tmap_y);
   }
   // The peer CTA multicasts into our barriers, so they must be initialised cluster-wide before anyone loads.
   if constexpr (CS > 1) {
@@ -541,7 +553,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   }
 
   // fp32 output bypasses the staging buffer (it would not fit), so the storers have nothing to do then.
-  const bool staged = T::kEpi == EpiMode::staged && ep.out != OutKind::fp32;
+  const bool staged = T::kStaged && ep.out != OutKind::fp32;
   // Each role builds its own state after the split: values live across setmaxnreg.dec would have to fit in the
   // producer warpgroup's 56 registers and get spilled otherwise.
   if (warp < 4) {
@@ -551,7 +563,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     if (role == Role::producer) {
       if (lane == 0) run_producer<T>(&tmap_x, &tmap_w, ep, k, base);
     } else if (role == Role::storer && staged) {
-      run_storer<T>(ep, base, threadIdx.x - 32);
+      run_storer<T>(ep, &tmap_y, base, threadIdx.x - 32);
     }
   } else {
     ptx::setmaxnreg_inc<T::kConsumerRegs>();

@@ -146,6 +146,13 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
     return Status(StatusCode::cuda_error, "sm90: cuTensorMapEncodeTiled failed (unavailable or arguments rejected)");
   }
 
+  // Y as TMA boxes of one staging box (TMA-store epilogue, 16-bit outputs; fp32 is stored from registers).
+  CUtensorMap ty{};
+  if (T::kTmaStore && p.out_dtype != DType::fp32 &&
+      encode_tma({a.y, p.out_dtype, p.m, p.n, p.ldy, uint32_t(T::kWgRows)}, &ty) != CUDA_SUCCESS) {
+    return Status(StatusCode::cuda_error, "sm90: cuTensorMapEncodeTiled failed for Y");
+  }
+
   EpilogueParams ep = epilogue_params(a);
 
   const uint64_t m_blocks = (uint64_t(p.m) + T::kBM - 1) / T::kBM;
@@ -179,7 +186,7 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
     cfg.attrs = attr;
     cfg.numAttrs = 1;
   }
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, gemm_kernel<T>, tx, tw, ep, uint32_t(p.k));
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, gemm_kernel<T>, tx, tw, ty, ep, uint32_t(p.k));
   if (e != cudaSuccess) return cuda_status("launch", e);
   return Status::Ok();
 }
