@@ -1,11 +1,11 @@
 // Epilogue pieces: bias in fp32, conversion to the output dtype, and the stores. Every Y offset is formed by
-// y_offset<IndexT>, the one place that decides the index width the kernel's Limits declare.
+// y_offset<IndexT>, the one place that decides the index width the kernel's Limits declare (the TMA-store epilogue
+// forms none: TMA addresses Y from int32 coordinates).
 #pragma once
 
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-
-#include <cuda.h>
 
 #include <cstdint>
 

@@ -2,7 +2,8 @@
 //
 // One CTA per SM, persistent. Warp roles:
 //   warpgroup 0, warp 0   Producer: one thread issues the TMA loads of X and W tiles into a ring of stages.
-//   warpgroup 0, warps 1-3 Storers: copy finished output tiles from shared memory to Y (staged epilogue).
+//   warpgroup 0, warps 1-3 Storers: copy finished output tiles from shared memory to Y (staged epilogue; with
+//                          the TMA-store epilogue one thread issues a TMA store per 64-column box instead).
 //   warpgroups 1, 2       Consumers: wgmma on their half of the tile rows, then bias + convert into staging.
 // The storers let the global stores of tile t overlap the main loop of tile t+1: with K = 1280 a tile's main
 // loop is only 20 k-steps, so a synchronous store would idle the tensor cores for a noticeable fraction.
