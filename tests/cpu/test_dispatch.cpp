@@ -141,6 +141,45 @@ TEST(Plan, ForcedUnknownKernelIsAnError) {
   EXPECT_NE(p.status.message().find("unknown kernel 'sm90_nonexistent'"), std::string::npos);
 }
 
+// The TMA-store twins (`_etma`) store Y through a tensor map instead of offsets formed in the kernel. Each must refuse
+// and accept exactly what its staged i64 twin does, and the untuned default never offers them: they won or lost
+// against the twin by shape (run 102), which only a tuned table can tell.
+TEST(Plan, TmaStoreTwinsTakeTheirTwinsProblemsAndOnlyATableOffersThem) {
+  std::vector<Problem> probe;
+  for (int64_t m : {int64_t(1), int64_t(77), int64_t(2048), int64_t(8192), int64_t(768000), int64_t(1) << 31})
+    probe.push_back(seed(m));
+  Problem odd = seed(8192);
+  odd.ldy = 6145;  // not a multiple of 8 elements: no TMA stride
+  probe.push_back(odd);
+  Problem wide = seed(300);
+  wide.n = 520, wide.k = 1288, wide.ldw = 1288, wide.ldx = 1288, wide.ldy = 4104, wide.out_dtype = DType::fp32;
+  probe.push_back(wide);
+  Problem half = seed(4096);
+  half.in_dtype = DType::fp16;  // bf16-only twins
+  probe.push_back(half);
+  int twins = 0;
+  for (const Kernel* k : kernels()) {
+    const size_t at = k->name().find("_etma");
+    if (at == std::string::npos) continue;
+    ++twins;
+    const std::string staged = k->name().substr(0, at) + k->name().substr(at + 5);
+    const Kernel* t = find_kernel(staged);
+    ASSERT_NE(t, nullptr) << k->name() << ": no staged twin " << staged;
+    EXPECT_EQ(k->limits().y_index_bits, 64) << k->name();
+    for (const Problem& p : probe) {
+      const Verdict a = k->can_implement(p), b = t->can_implement(p);
+      EXPECT_EQ(a.ok(), b.ok()) << k->name() << " M=" << p.m << ": " << a.reason << " / " << b.reason;
+    }
+  }
+  if (twins == 0) GTEST_SKIP() << "no TMA-store kernel registered in this build";
+  auto d = make_dispatcher();
+  for (int64_t m : {128, 2048, 8192, 65536, 768000}) {
+    Plan pl = d->make_plan(seed(m), DeviceInfo{});
+    ASSERT_TRUE(pl.status.ok()) << joined(pl);
+    EXPECT_EQ(joined(pl).find("_etma"), std::string::npos) << joined(pl);
+  }
+}
+
 TEST(Plan, CublasLtIsTheLastResort) {
   auto d = make_dispatcher();
   Problem p = seed(8192);
