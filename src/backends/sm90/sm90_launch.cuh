@@ -146,7 +146,8 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
     return Status(StatusCode::cuda_error, "sm90: cuTensorMapEncodeTiled failed (unavailable or arguments rejected)");
   }
 
-  // Y as TMA boxes of one staging box (TMA-store epilogue, 16-bit outputs; fp32 is stored from registers).
+  // TMA-store epilogue: Y in boxes of 64 columns x one warpgroup's rows, the staging buffer's boxes (16-bit outputs;
+  // fp32 is stored from registers).
   CUtensorMap ty{};
   if (T::kTmaStore && p.out_dtype != DType::fp32 &&
       encode_tma({a.y, p.out_dtype, p.m, p.n, p.ldy, uint32_t(T::kWgRows)}, &ty) != CUDA_SUCCESS) {
