@@ -101,6 +101,9 @@ class Dispatcher {
   // then returns this error.
   Status table_status() const;
   size_t plan_cache_size() const;
+  // Device memory held for stream workspaces and split counters, over every device and stream. A stream's
+  // workspace is kept until the dispatcher is destroyed; a cudaStreamPerThread workspace until its thread exits.
+  size_t workspace_bytes() const;
 
   struct Impl;
 

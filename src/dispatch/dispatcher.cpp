@@ -7,12 +7,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <shared_mutex>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "backends/reference/reference.h"
 #include "core/env.h"
@@ -56,6 +58,71 @@ bool zeroed_counters_enabled() {
 Status cuda_status(cudaError_t e, const char* what) {
   return {StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorString(e)};
 }
+
+// The stream workspaces of one dispatcher, keyed by device and stream. cudaStreamPerThread names a different stream
+// in every host thread, so there the thread is part of the key (one workspace shared by two threads' streams would be
+// written by both at once). Shared with the threads that got such a per-thread workspace, so that each frees its own
+// when it exits (ThreadWorkspaces); a pool whose dispatcher is gone goes with its last reference.
+struct WorkspacePool {
+  struct Workspace {
+    void* ptr = nullptr;
+    size_t bytes = 0;
+    ZeroedCounters counters;  // kept apart from ptr: cuBLASLt writes anywhere in ptr
+  };
+  using Key = std::tuple<int, cudaStream_t, std::thread::id>;
+  static Key key(int dev, cudaStream_t stream) {
+    return {dev, stream, stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id()};
+  }
+  std::mutex mu;
+  std::map<Key, Workspace> workspaces;
+
+  static void free(Workspace& w) {
+    // cudaFree waits for the device to finish with the memory, so work still queued on the stream is safe.
+    if (w.ptr) cudaFree(w.ptr);
+    if (w.counters.ptr) cudaFree(w.counters.ptr);
+    w = {};
+  }
+  void release_thread(std::thread::id t) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto it = workspaces.begin(); it != workspaces.end();) {
+      if (std::get<1>(it->first) == cudaStreamPerThread && std::get<2>(it->first) == t) {
+        free(it->second);
+        it = workspaces.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  size_t bytes() {
+    std::lock_guard<std::mutex> lock(mu);
+    size_t b = 0;
+    for (auto& [k, w] : workspaces) b += w.bytes + (w.counters.ptr ? size_t(w.counters.count) * sizeof(uint32_t) : 0);
+    return b;
+  }
+  ~WorkspacePool() {
+    for (auto& [k, w] : workspaces) free(w);
+  }
+};
+
+// Per host thread: the pools that gave this thread a per-thread workspace. At the thread's exit each pool still alive
+// frees it, so a thread pool's churn does not pile up workspaces (34 MiB each) in a long-lived dispatcher.
+class ThreadWorkspaces {
+ public:
+  void add(const std::shared_ptr<WorkspacePool>& pool) {
+    std::erase_if(pools_, [](const std::weak_ptr<WorkspacePool>& w) { return w.expired(); });
+    for (const auto& w : pools_)
+      if (w.lock() == pool) return;
+    pools_.push_back(pool);
+  }
+  ~ThreadWorkspaces() {
+    for (const auto& w : pools_)
+      if (auto pool = w.lock()) pool->release_thread(std::this_thread::get_id());
+  }
+
+ private:
+  std::vector<std::weak_ptr<WorkspacePool>> pools_;
+};
+thread_local ThreadWorkspaces t_workspaces;
 
 // Strings are built without iostreams throughout the library: a host process (PyTorch seen on the H200) can
 // install a global locale from another libstdc++ copy, and any ostream then crashes inside ours.
@@ -118,22 +185,10 @@ struct Dispatcher::Impl {
   // concurrent mm / resolve / plan() holds stays valid for the dispatcher's lifetime.
   std::vector<std::unique_ptr<Plan>> retired_plans;
 
-  struct Workspace {
-    void* ptr = nullptr;
-    size_t bytes = 0;
-    ZeroedCounters counters;  // kept apart from ptr: cuBLASLt writes anywhere in ptr
-  };
   // Arrival counters per stream: a split's counters are per output tile, and no split launch of the suites has more
   // than a few thousand tiles; a launch with more zeroes counters in its workspace instead.
   static constexpr int64_t kZeroedCounters = 65536;
-  std::mutex ws_mu;
-  // Keyed by device and stream; cudaStreamPerThread names a different stream in every host thread, so there the
-  // thread is part of the key (one workspace shared by two threads' streams would be written by both at once).
-  using WorkspaceKey = std::tuple<int, cudaStream_t, std::thread::id>;
-  std::map<WorkspaceKey, Workspace> workspaces;
-  static WorkspaceKey workspace_key(int dev, cudaStream_t stream) {
-    return {dev, stream, stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id()};
-  }
+  const std::shared_ptr<WorkspacePool> pool = std::make_shared<WorkspacePool>();
 
   std::mutex dev_mu;
   std::vector<std::unique_ptr<DeviceInfo>> devices;  // by ordinal, filled once
@@ -153,8 +208,9 @@ struct Dispatcher::Impl {
     *out = nullptr;
     *counters = {};
     if (bytes == 0) return Status::Ok();
-    std::lock_guard<std::mutex> lock(ws_mu);
-    Workspace& w = workspaces[workspace_key(dev, stream)];
+    std::lock_guard<std::mutex> lock(pool->mu);
+    WorkspacePool::Workspace& w = pool->workspaces[WorkspacePool::key(dev, stream)];
+    if (stream == cudaStreamPerThread && w.bytes == 0) t_workspaces.add(pool);
     if (w.bytes < bytes) {
       cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
       if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess) capturing = cudaStreamCaptureStatusActive;
@@ -166,7 +222,8 @@ struct Dispatcher::Impl {
                                                     std::to_string(bytes) + " bytes during CUDA-graph capture: run this shape once on the stream before capturing"};
         cudaStreamSynchronize(stream);
         cudaFree(w.ptr);
-        w = {};
+        w.ptr = nullptr;  // the counters stay: every kernel left them zero
+        w.bytes = 0;
       }
       // One size serves every cuBLASLt problem (its 32 MiB plus a widened bias), so a stream's workspace is
       // allocated once.
@@ -177,7 +234,8 @@ struct Dispatcher::Impl {
       cudaError_t e = cudaMalloc(&w.ptr, want);
       cudaThreadExchangeStreamCaptureMode(&mode);
       if (e != cudaSuccess) {
-        w = {};
+        w.ptr = nullptr;
+        w.bytes = 0;
         return cuda_status(e, "workspace cudaMalloc");
       }
       w.bytes = want;
@@ -233,12 +291,10 @@ struct Dispatcher::Impl {
 
 Dispatcher::Dispatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Dispatcher::~Dispatcher() {
-  for (auto& [key, w] : impl_->workspaces) {
-    if (w.ptr) cudaFree(w.ptr);
-    if (w.counters.ptr) cudaFree(w.counters.ptr);
-  }
-}
+// The workspaces go with the pool: now, or when the last host thread still holding it lets go.
+Dispatcher::~Dispatcher() = default;
+
+size_t Dispatcher::workspace_bytes() const { return impl_->pool->bytes(); }
 
 Status Dispatcher::create(const DispatcherOptions& opts, std::unique_ptr<Dispatcher>* out) {
   auto impl = std::make_unique<Impl>();

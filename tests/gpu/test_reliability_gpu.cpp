@@ -310,6 +310,59 @@ TEST(ConcurrencyGpu, PerThreadDefaultStreamsKeepTheirOwnWorkspace) {
   EXPECT_EQ(bad.load(), 0) << "of " << kThreads * kRounds << " results differ from the kernel's result alone";
 }
 
+// A cudaStreamPerThread workspace (34 MiB) belongs to its host thread: it is freed when the thread exits, so a thread
+// pool's churn does not pile them up in a long-lived dispatcher. Three rounds of 4 threads, each thread's kernel
+// result checked; while they run the dispatcher holds more, after every join exactly what it held before.
+TEST(ConcurrencyGpu, PerThreadWorkspacesFreedWhenTheirThreadsExit) {
+  std::unique_ptr<Dispatcher> d;
+  DispatcherOptions o;
+  o.load_default_tables = false;
+  TGEMM_OK(Dispatcher::create(o, &d));
+  const Kernel* k = find_kernel("cublaslt");
+  ASSERT_NE(k, nullptr);
+  Guarded g;
+  TGEMM_OK(make_guarded({64, 1024, 1024, DType::bf16, DType::bf16, 1}, 9600, &g));
+  ASSERT_GT(k->workspace_bytes(g.args().p), 0u) << "the kernel needs no workspace here";
+  TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, nullptr));  // the legacy stream's workspace stays
+  CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<unsigned char> alone = host_bytes(g.yv, nullptr);
+  const size_t held = d->workspace_bytes();
+  ASSERT_GT(held, 0u);
+  constexpr int kThreads = 4;
+  std::vector<bench::Guarded> ys(kThreads);
+  std::vector<MatrixView> yv(kThreads);
+  for (int t = 0; t < kThreads; ++t) TGEMM_OK(another_output(g.yv, &ys[size_t(t)], &yv[size_t(t)]));
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<int> bad{0}, errors{0};
+    std::atomic<size_t> most{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        if (!bench::poison(yv[size_t(t)], cudaStreamPerThread).ok() ||
+            !d->run_kernel(*k, g.xv, g.wv, g.bias(), yv[size_t(t)], cudaStreamPerThread).ok() ||
+            cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess) {
+          ++errors;
+          return;
+        }
+        if (host_bytes(yv[size_t(t)], cudaStreamPerThread) != alone) ++bad;
+        size_t now = d->workspace_bytes(), seen = most.load();
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
+      });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(errors.load(), 0);
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_GT(most.load(), held) << "round " << round << ": no thread's workspace was seen";
+    EXPECT_EQ(d->workspace_bytes(), held) << "round " << round << ": the exited threads' workspaces are still held";
+  }
+  for (const bench::Guarded& y : ys) {
+    int64_t before = 0, after = 0;
+    TGEMM_OK(y.check_guards(&before, &after, nullptr));
+    EXPECT_EQ(before + after, 0) << "bytes outside a thread's Y changed";
+  }
+  expect_guards_intact(g, "per-thread workspace inputs");
+}
+
 // (a') One kernel at a time: the same problem on 8 streams at once, on 8 host threads at once, and on one stream
 // while other kernels (each kind EightThreadsEightStreamsEveryBackend mixes) run on 7 others. Run 26 found
 // skinny_bf16_m16_ws_sk4_i64 wrong and not bit-identical in that test (most of its calls) and right when run alone;
