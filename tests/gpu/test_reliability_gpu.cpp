@@ -267,6 +267,18 @@ TEST(ConcurrencyGpu, EightThreadsEightStreamsEveryBackend) {
   for (auto& s : shared) expect_guards_intact(s->g, "concurrency inputs");
 }
 
+// One run of `k` on g's problem into `y` (poisoned first), on the calling thread's cudaStreamPerThread: false on any
+// error, else *same tells whether Y's bytes equal `expect`.
+bool run_per_thread(Dispatcher& d, const Kernel& k, const Guarded& g, const MatrixView& y,
+                    const std::vector<unsigned char>& expect, bool* same) {
+  if (!bench::poison(y, cudaStreamPerThread).ok() ||
+      !d.run_kernel(k, g.xv, g.wv, g.bias(), y, cudaStreamPerThread).ok() ||
+      cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess)
+    return false;
+  *same = host_bytes(y, cudaStreamPerThread) == expect;
+  return true;
+}
+
 // cudaStreamPerThread is one handle for a different stream in every host thread. A kernel that splits K through
 // the workspace (partial tiles there) from 8 threads at once, each on its own per-thread default stream: every
 // result must equal, bit for bit, the kernel's result on an idle GPU. With one workspace for the handle, the threads'
@@ -296,13 +308,12 @@ TEST(ConcurrencyGpu, PerThreadDefaultStreamsKeepTheirOwnWorkspace) {
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
       for (int r = 0; r < kRounds; ++r) {
-        if (!bench::poison(yv[size_t(t)], cudaStreamPerThread).ok() ||
-            !d->run_kernel(*k, g.xv, g.wv, g.bias(), yv[size_t(t)], cudaStreamPerThread).ok() ||
-            cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess) {
+        bool same = false;
+        if (!run_per_thread(*d, *k, g, yv[size_t(t)], alone, &same)) {
           ++errors;
           return;
         }
-        if (host_bytes(yv[size_t(t)], cudaStreamPerThread) != alone) ++bad;
+        bad += !same;
       }
     });
   for (auto& th : threads) th.join();
@@ -338,13 +349,12 @@ TEST(ConcurrencyGpu, PerThreadWorkspacesFreedWhenTheirThreadsExit) {
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t)
       threads.emplace_back([&, t] {
-        if (!bench::poison(yv[size_t(t)], cudaStreamPerThread).ok() ||
-            !d->run_kernel(*k, g.xv, g.wv, g.bias(), yv[size_t(t)], cudaStreamPerThread).ok() ||
-            cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess) {
+        bool same = false;
+        if (!run_per_thread(*d, *k, g, yv[size_t(t)], alone, &same)) {
           ++errors;
           return;
         }
-        if (host_bytes(yv[size_t(t)], cudaStreamPerThread) != alone) ++bad;
+        bad += !same;
         size_t now = d->workspace_bytes(), seen = most.load();
         while (now > seen && !most.compare_exchange_weak(seen, now)) {
         }
