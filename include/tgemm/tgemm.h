@@ -74,7 +74,7 @@ class Dispatcher {
   struct Resolved {
     const Plan* plan = nullptr;  // null for an empty problem or K = 0 (no kernel needed)
     GemmArgs args;
-    void* workspace = nullptr;
+    void* workspace = nullptr;  // the stream's; for cudaStreamPerThread valid until the calling thread exits
     int device = 0;
   };
   Status resolve(const MatrixView& x, const MatrixView& w, const VectorView* bias, const MatrixView& y, cudaStream_t stream,

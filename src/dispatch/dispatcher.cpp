@@ -76,7 +76,7 @@ struct WorkspacePool {
   std::mutex mu;
   std::map<Key, Workspace> workspaces;
 
-  static void free(Workspace& w) {
+  static void release(Workspace& w) {
     // cudaFree waits for the device to finish with the memory, so work still queued on the stream is safe.
     if (w.ptr) cudaFree(w.ptr);
     if (w.counters.ptr) cudaFree(w.counters.ptr);
@@ -86,7 +86,7 @@ struct WorkspacePool {
     std::lock_guard<std::mutex> lock(mu);
     for (auto it = workspaces.begin(); it != workspaces.end();) {
       if (std::get<1>(it->first) == cudaStreamPerThread && std::get<2>(it->first) == t) {
-        free(it->second);
+        release(it->second);
         it = workspaces.erase(it);
       } else {
         ++it;
@@ -100,7 +100,7 @@ struct WorkspacePool {
     return b;
   }
   ~WorkspacePool() {
-    for (auto& [k, w] : workspaces) free(w);
+    for (auto& [k, w] : workspaces) release(w);
   }
 };
 

@@ -41,7 +41,8 @@ struct Config {
 
 // e.g. "sm90_bf16_128x256x64_s3_c2x1_i32"; a direct epilogue adds "_ed", TMA stores "_etma", and the ping-pong
 // schedule "_pp" before the index width ("sm90_bf16_64x256x64_s4_c1x1_pp_i32": each consumer warpgroup computes a
-// 64x256 tile), and split-K with a per-problem split count "_skauto" after that ("sm90_bf16_64x256x64_s5_c1x1_pp_skauto_i64").
+// 64x256 tile), and split-K with a per-problem split count "_skauto" after that
+// ("sm90_bf16_64x256x64_s5_c1x1_pp_skauto_i64").
 // The small-M skeleton: "sm90_bf16_swapab_64x64x64_s12_cks_i64" (64 W rows x 64 tokens x 64 k per CTA, 12 stages,
 // K split across a cluster by a per-problem count).
 inline std::string config_name(const Config& c) {
