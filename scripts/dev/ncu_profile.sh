@@ -6,7 +6,7 @@
 # A case is "M,N,K,bias|kernel" (bf16 in and out).
 set -uo pipefail
 BUILD=${1:-build-dev}; LOG=${2:-/tmp/tgemm_logs}
-SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy"
+SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy ${NCU_SECTIONS_EXTRA:-}"
 rc=0
 for c in ${NCU_CASES:-}; do
   shape=${c%%|*}; kernel=${c#*|}

@@ -73,6 +73,8 @@ struct WorkspacePool {
   static Key key(int dev, cudaStream_t stream) {
     return {dev, stream, stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id()};
   }
+  // A key with a thread names a per-thread workspace: the one decision `key` makes.
+  static bool per_thread(const Key& k) { return std::get<2>(k) != std::thread::id(); }
   std::mutex mu;
   std::map<Key, Workspace> workspaces;
 
@@ -85,7 +87,7 @@ struct WorkspacePool {
   void release_thread(std::thread::id t) {
     std::lock_guard<std::mutex> lock(mu);
     for (auto it = workspaces.begin(); it != workspaces.end();) {
-      if (std::get<1>(it->first) == cudaStreamPerThread && std::get<2>(it->first) == t) {
+      if (per_thread(it->first) && std::get<2>(it->first) == t) {
         release(it->second);
         it = workspaces.erase(it);
       } else {
@@ -209,8 +211,9 @@ struct Dispatcher::Impl {
     *counters = {};
     if (bytes == 0) return Status::Ok();
     std::lock_guard<std::mutex> lock(pool->mu);
-    WorkspacePool::Workspace& w = pool->workspaces[WorkspacePool::key(dev, stream)];
-    if (stream == cudaStreamPerThread && w.bytes == 0) t_workspaces.add(pool);
+    const WorkspacePool::Key key = WorkspacePool::key(dev, stream);
+    WorkspacePool::Workspace& w = pool->workspaces[key];
+    if (WorkspacePool::per_thread(key) && w.bytes == 0) t_workspaces.add(pool);
     if (w.bytes < bytes) {
       cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
       if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess) capturing = cudaStreamCaptureStatusActive;

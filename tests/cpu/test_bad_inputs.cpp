@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 
+#include "common/untabled_dispatcher.h"
 #include "registry/registry.h"
 #include "table/table.h"
 #include "tgemm/tgemm.h"
@@ -70,9 +71,7 @@ TEST(BadInputCatalogue, EveryRejectionHasItsExactMessage) {
   const MatrixView x0{addr(X), 64, 128, 128, DType::bf16}, w0{addr(W), 32, 128, 128, DType::bf16}, y0{addr(Y), 64, 32, 32, DType::bf16};
   const VectorView b0{addr(B), 32, DType::bf16};
   std::unique_ptr<Dispatcher> d;
-  DispatcherOptions o;
-  o.load_default_tables = false;
-  ASSERT_TRUE(Dispatcher::create(o, &d).ok());
+  ASSERT_TRUE(testing::untabled_dispatcher(&d).ok());
   // mm on modified views: a lambda edits copies of the valid operands.
   struct Ops {
     MatrixView x, w, y;

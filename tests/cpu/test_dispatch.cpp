@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "bench/tune.h"
+#include "common/untabled_dispatcher.h"
 #include "registry/registry.h"
 #include "seed_problem.h"
 #include "table/table.h"
@@ -28,9 +29,8 @@ struct BadCase {
 };
 
 std::unique_ptr<Dispatcher> make_dispatcher(DispatcherOptions o = {}) {
-  o.load_default_tables = false;
   std::unique_ptr<Dispatcher> d;
-  EXPECT_TRUE(Dispatcher::create(o, &d).ok());
+  EXPECT_TRUE(testing::untabled_dispatcher(&d, o).ok());
   return d;
 }
 
@@ -211,9 +211,7 @@ TEST(Plan, SkinnyIsTheFallbackAfterCublasLtAboveM16) {
 // a tuned table picks); what cuBLASLt refuses with 16-byte rows goes to the persistent
 // kernel of M tile 64, which splits K across blocks only where K >= 8192 and row tiles are few, with a workspace.
 TEST(Plan, PersistentM64IsTheFirstFallbackAboveM16) {
-  DispatcherOptions o;
-  o.load_default_tables = false;
-  auto d = make_dispatcher(o);
+  auto d = make_dispatcher();
   const int64_t layers[][2] = {{4096, 4096}, {28672, 4096}, {1280, 8192}, {3584, 18944}};
   for (auto [n, k] : layers)
     for (int64_t m : {int64_t(17), int64_t(32), int64_t(48), int64_t(64)}) {

@@ -15,6 +15,7 @@
 #include "dispatch/split.h"
 #include "registry/registry.h"
 #include "table/table.h"
+#include "common/untabled_dispatcher.h"
 #include "tgemm/tgemm.h"
 
 namespace tgemm {
@@ -24,9 +25,8 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 std::unique_ptr<Dispatcher> make_dispatcher(DispatcherOptions o = {}) {
-  o.load_default_tables = false;
   std::unique_ptr<Dispatcher> d;
-  Status s = Dispatcher::create(o, &d);
+  Status s = testing::untabled_dispatcher(&d, o);
   EXPECT_TRUE(s.ok()) << s.to_string();
   return d;
 }

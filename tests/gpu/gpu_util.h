@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench/operands.h"
+#include "common/untabled_dispatcher.h"
 #include "tgemm/tgemm.h"
 
 namespace tgemm::testing {
@@ -46,6 +47,16 @@ inline std::vector<double> to_host(const void* d, DType t, int64_t count) {
 }
 
 inline int64_t span_of(const MatrixView& v) { return v.rows == 0 ? 0 : (v.rows - 1) * v.ld + v.cols; }
+inline size_t span_bytes(const MatrixView& v) { return size_t(span_of(v)) * size_t(dtype_size(v.dtype)); }
+
+// The bytes of v's span, copied once `stream`'s work before the call is done (so comparing two runs' outputs
+// compares bits).
+inline std::vector<unsigned char> host_bytes(const MatrixView& v, cudaStream_t stream = nullptr) {
+  std::vector<unsigned char> h(span_bytes(v));
+  cudaMemcpyAsync(h.data(), v.data, h.size(), cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+  return h;
+}
 
 // Checks y against an fp64 host reference: every element written, max error within the output rounding
 // plus fp32-accumulation error.

@@ -25,9 +25,7 @@ TEST_P(Fp64, MatchesHostReference) {
   const Kernel* k = find_kernel(GetParam());
   ASSERT_NE(k, nullptr);
   auto d = std::unique_ptr<Dispatcher>();
-  DispatcherOptions o;
-  o.load_default_tables = false;
-  TGEMM_OK(Dispatcher::create(o, &d));
+  TGEMM_OK(untabled_dispatcher(&d));
   uint64_t seed = 100;
   for (const Case& c : small_cases()) {
     Guarded g;

@@ -89,9 +89,7 @@ TEST(DispatchGpu, SplitKernelsInGraphsBeforeAndAfterWarmUp) {
     const Kernel* k = find_kernel(j.kernel);
     if (k == nullptr) continue;
     std::unique_ptr<Dispatcher> d;  // fresh: no workspace and no counters yet on any stream
-    DispatcherOptions o;
-    o.load_default_tables = false;
-    TGEMM_OK(Dispatcher::create(o, &d));
+    TGEMM_OK(untabled_dispatcher(&d));
     Guarded g;
     TGEMM_OK(make_guarded(j.c, 83 + uint64_t(ran), &g));
     ASSERT_GT(k->workspace_bytes(g.args().p), 0u) << j.kernel << " does not split " << j.c.str();
@@ -171,9 +169,7 @@ TEST(DispatchGpu, SeedShapeAbove2To31) {
 TEST(CublasLtLimits, LargeOutputAndFourGiBOperand) {
   const Kernel* lt = Registry::get().cublaslt();
   std::unique_ptr<Dispatcher> d;
-  DispatcherOptions o;
-  o.load_default_tables = false;
-  TGEMM_OK(Dispatcher::create(o, &d));
+  TGEMM_OK(untabled_dispatcher(&d));
   // M·N = 4718592000 >= 2^32 too; X = 768000*1280*2 = 1.97 GB. Then K large enough that X spans > 4 GiB.
   for (Case c : {Case{768000, 6144, 1280, DType::bf16, DType::bf16, 1}, Case{1700000, 1024, 1280, DType::bf16, DType::bf16, 1}}) {
     Guarded g;

@@ -54,17 +54,9 @@ std::vector<Case> cases_for(const Kernel& k) {
   return cs;
 }
 
-std::vector<unsigned char> bytes_of(const MatrixView& v) {
-  std::vector<unsigned char> h(size_t(span_of(v) * dtype_size(v.dtype)));
-  cudaMemcpy(h.data(), v.data, h.size(), cudaMemcpyDeviceToHost);
-  return h;
-}
-
 TEST(Kernels, EveryKernelMatchesReference) {
   std::unique_ptr<Dispatcher> d;
-  DispatcherOptions o;
-  o.load_default_tables = false;
-  TGEMM_OK(Dispatcher::create(o, &d));
+  TGEMM_OK(untabled_dispatcher(&d));
   uint64_t seed = 5000;
   int ran_kernels = 0;
   for (const Kernel* k : kernels()) {
@@ -84,11 +76,11 @@ TEST(Kernels, EveryKernelMatchesReference) {
       EXPECT_LT(cmp.rel_l2(), 1e-2) << k->name() << " " << c.str() << ": " << cmp.to_string();
       expect_guards_intact(g, k->name());
       if (k->deterministic() && ran % 4 == 1) {
-        auto first = bytes_of(g.yv);
+        auto first = host_bytes(g.yv);
         TGEMM_OK(bench::poison(g.yv, nullptr));
         TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, nullptr));
         CUDA_OK(cudaDeviceSynchronize());
-        EXPECT_TRUE(first == bytes_of(g.yv)) << k->name() << " " << c.str() << ": rerun is not bit-identical";
+        EXPECT_TRUE(first == host_bytes(g.yv)) << k->name() << " " << c.str() << ": rerun is not bit-identical";
       }
       if (::testing::Test::HasFailure()) return;  // one kernel's failure is enough to read
     }

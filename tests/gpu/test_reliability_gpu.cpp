@@ -112,8 +112,6 @@ void prepare(std::vector<std::unique_ptr<Shared>>* out, uint64_t seed) {
                                   << routing;
 }
 
-size_t span_bytes(const MatrixView& v) { return size_t(span_of(v)) * size_t(dtype_size(v.dtype)); }
-
 // A guarded buffer shaped like the output `like` (4 KiB guards each side, checked by the caller as it needs): one
 // more output of the same problem, so several runs of it can be in flight at once.
 Status another_output(const MatrixView& like, bench::Guarded* keep, MatrixView* out) {
@@ -121,13 +119,6 @@ Status another_output(const MatrixView& like, bench::Guarded* keep, MatrixView* 
   *out = like;
   out->data = keep->data();
   return Status::Ok();
-}
-
-std::vector<unsigned char> host_bytes(const MatrixView& v, cudaStream_t s) {
-  std::vector<unsigned char> h(span_bytes(v));
-  cudaMemcpyAsync(h.data(), v.data, h.size(), cudaMemcpyDeviceToHost, s);
-  cudaStreamSynchronize(s);
-  return h;
 }
 
 // Waits for `done` to reach `n`, at most `limit`; past it, the test reports where each thread was and exits the
@@ -285,9 +276,7 @@ bool run_per_thread(Dispatcher& d, const Kernel& k, const Guarded& g, const Matr
 // partial tiles would overwrite each other.
 TEST(ConcurrencyGpu, PerThreadDefaultStreamsKeepTheirOwnWorkspace) {
   std::unique_ptr<Dispatcher> d;
-  DispatcherOptions o;
-  o.load_default_tables = false;
-  TGEMM_OK(Dispatcher::create(o, &d));
+  TGEMM_OK(untabled_dispatcher(&d));
   const Kernel* k = find_kernel("skinny_bf16_m32_ws_skauto_i64");
   if (k == nullptr) GTEST_SKIP() << "no skinny kernel in this build";
   Guarded g;
@@ -326,9 +315,7 @@ TEST(ConcurrencyGpu, PerThreadDefaultStreamsKeepTheirOwnWorkspace) {
 // result checked; while they run the dispatcher holds more, after every join exactly what it held before.
 TEST(ConcurrencyGpu, PerThreadWorkspacesFreedWhenTheirThreadsExit) {
   std::unique_ptr<Dispatcher> d;
-  DispatcherOptions o;
-  o.load_default_tables = false;
-  TGEMM_OK(Dispatcher::create(o, &d));
+  TGEMM_OK(untabled_dispatcher(&d));
   const Kernel* k = find_kernel("cublaslt");
   ASSERT_NE(k, nullptr);
   Guarded g;
@@ -380,9 +367,7 @@ TEST(ConcurrencyGpu, PerThreadWorkspacesFreedWhenTheirThreadsExit) {
 // output on an idle GPU.
 TEST(ConcurrencyGpu, PersistentKernelsBesideOtherKernels) {
   std::unique_ptr<Dispatcher> d;
-  DispatcherOptions o;
-  o.load_default_tables = false;
-  TGEMM_OK(Dispatcher::create(o, &d));
+  TGEMM_OK(untabled_dispatcher(&d));
   constexpr int kStreams = 8, kRounds = 30;
   // The company: cuBLASLt large, sm90 ping-pong, the register-ring skinny kernel with a cluster split, cuBLASLt small.
   const KernelCase company_jobs[] = {
@@ -481,9 +466,7 @@ TEST(ConcurrencyGpu, ReloadTablesWhileServing) {
   prepare(&shared, 9300);
   if (HasFailure()) return;
   std::unique_ptr<Dispatcher> d;
-  DispatcherOptions o;
-  o.load_default_tables = false;
-  TGEMM_OK(Dispatcher::create(o, &d));
+  TGEMM_OK(untabled_dispatcher(&d));
   // A table that sends every shape to cuBLASLt (alternating with no table: the heuristic's choice).
   const DeviceInfo dev = DeviceInfo::current();
   std::string table = (std::filesystem::temp_directory_path() / "tgemm_reload_gpu.csv").string();
@@ -686,9 +669,7 @@ TEST(LeaksGpu, ThousandDispatcherLifetimes) {
   CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   auto cycle = [&](int i) {
     std::unique_ptr<Dispatcher> d;
-    DispatcherOptions o;
-    o.load_default_tables = false;
-    Status st = Dispatcher::create(o, &d);
+    Status st = untabled_dispatcher(&d);
     if (!st.ok()) return st;
     const Shared& sh = *picked[size_t(i) % picked.size()];
     st = d->mm(sh.g.xv, sh.g.wv, sh.g.bias(), sh.g.yv, s);
@@ -763,9 +744,7 @@ TEST(GraphsGpu, MmOnEveryBackend) {
 // shape meant for that backend), captured in a graph.
 TEST(GraphsGpu, RunKernelOneOfEachBackend) {
   std::unique_ptr<Dispatcher> d;
-  DispatcherOptions o;
-  o.load_default_tables = false;
-  TGEMM_OK(Dispatcher::create(o, &d));
+  TGEMM_OK(untabled_dispatcher(&d));
   const std::map<Backend, std::vector<Case>> cases = {
       {Backend::skinny, {{8, 1048, 2048, DType::bf16, DType::bf16, 1}, {5, 100, 77, DType::fp16, DType::fp32, 2}}},
       {Backend::sm90, {{1024, 1536, 512, DType::bf16, DType::bf16, 1}, {512, 512, 256, DType::fp16, DType::fp16, 0}}},

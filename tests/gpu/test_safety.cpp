@@ -48,9 +48,7 @@ TEST(Repro, BypassedInt32KernelDetectedAboveCleanBelow) {
 
 TEST(Check, ReducedBoundarySweep) {
   std::unique_ptr<Dispatcher> d;
-  DispatcherOptions o;
-  o.load_default_tables = false;
-  TGEMM_OK(Dispatcher::create(o, &d));
+  TGEMM_OK(untabled_dispatcher(&d));
   std::vector<const Kernel*> ks;
   auto pick = [&](auto pred) {
     for (const Kernel* k : kernels())

@@ -195,6 +195,16 @@ __device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], con
                                          uint64_t b_desc0, uint32_t full, uint32_t kb, uint32_t ke, uint32_t& s,
                                          uint32_t& phase, uint32_t& prev, const Release& release) {
   using Mma = Wgmma<T::kBN, T::kIn == DType::bf16>;
+  // Only the low word of a descriptor (the 14-bit start address >> 4) moves with the stage and the k16 step, and
+  // shared memory ends below 2^18 bytes, so 32-bit adds to it never carry into the high word. With 64-bit adds the
+  // k-step took ~130 instructions per warp, most of the kernel's (ncu source counters, run 109); with these, 30%
+  // fewer instructions in all and the ping-pong kernels 1.4-1.8% faster (run 110).
+  const uint32_t desc_hi = uint32_t(b_desc0 >> 32);
+  uint32_t a_lo0[T::kMSub];
+#pragma unroll
+  for (int ms = 0; ms < T::kMSub; ++ms) a_lo0[ms] = uint32_t(a_desc0[ms]);
+  const uint32_t b_lo0 = uint32_t(b_desc0);
+  auto desc = [desc_hi](uint32_t lo) { return (uint64_t(desc_hi) << 32) | lo; };
   for (uint32_t kt = kb; kt < ke; ++kt) {
     ptx::mbar_wait(full + 8 * s, phase);
 #pragma unroll
@@ -202,12 +212,12 @@ __device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], con
 #pragma unroll
       for (int i = 0; i < T::kBN / 2; ++i) ptx::reg_fence(acc[ms][i]);
     wgmma::fence();
+    const uint32_t a_off = s * uint32_t(T::kABytes >> 4), b_off = s * uint32_t(T::kBBytes >> 4);
 #pragma unroll
     for (int kk = 0; kk < T::kBK / 16; ++kk) {
 #pragma unroll
       for (int ms = 0; ms < T::kMSub; ++ms) {
-        Mma::mma(acc[ms], a_desc0[ms] + ((s * T::kABytes + kk * 32) >> 4),
-                 b_desc0 + ((s * T::kBBytes + kk * 32) >> 4), (kt | kk) != 0);
+        Mma::mma(acc[ms], desc(a_lo0[ms] + a_off + 2 * kk), desc(b_lo0 + b_off + 2 * kk), (kt | kk) != 0);
       }
     }
     wgmma::commit();
