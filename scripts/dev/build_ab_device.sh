@@ -4,7 +4,7 @@
 # each process interleaving its kernels with cuBLASLt, so x cuBLASLt compares across the builds), and optional ncu
 # cases (M,N,K,bias|kernel) from each build. Logs in $OUT/ab_logs.tgz.
 #   AB_FLAGS="-DTGEMM_MBAR_SUSPEND_NS=10000000" AB_SHAPES=a.csv AB_KERNELS=k1,k2 [AB_SHAPES2=b.csv AB_KERNELS2=k3] \
-#     [AB_NCU="8192,6144,1280,True|k1"] [AB_TESTS="--gtest_filter=Kernels.*"] bash scripts/dev/build_ab_device.sh
+#     [AB_NCU="8192,6144,1280,True|k1"] [AB_TESTS="--gtest_filter=Kernels.*" AB_TEST_BUILDS="a b"] bash scripts/dev/build_ab_device.sh
 #   (carry .deps)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,7 +24,7 @@ for v in a b; do
   el build_$v 0
 done
 if [ -n "${AB_TESTS:-}" ]; then
-  for v in a b; do
+  for v in ${AB_TEST_BUILDS:-a b}; do
     timeout -s KILL ${AB_T0:-90} ./build-ab-$v/tests/tgemm_gpu_tests --gtest_color=no $AB_TESTS > $D/gpu_tests_$v.log 2>&1; el tests_$v $?
     grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|checked" $D/gpu_tests_$v.log | head -8
   done
