@@ -537,18 +537,12 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int S = T::kStages, CS = T::kClusterSize;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
-  // Broadcast from lane 0, so the compiler knows them warp-uniform and may keep what derives from them (barrier
-  // addresses, wgmma descriptors) in uniform registers.
-#ifndef TGEMM_SM90_UNIFORM
-#define TGEMM_SM90_UNIFORM 1
-#endif
-#if TGEMM_SM90_UNIFORM
+  // Broadcast from lane 0, so the compiler knows them warp-uniform and keeps what derives from them (barrier
+  // addresses, wgmma descriptors) in uniform registers: the k-step of 64x256 pp went from 77 to 51 SASS instructions
+  // (128x128 pp 105 -> 63) with no R2UR or MOV left, and every own-kernel pick of the table ran at 0.998-1.023x its
+  // former speed (run 113).
   const uint32_t base = __shfl_sync(0xffffffffu, (ptx::smem_addr(smem_raw) + 1023u) & ~1023u, 0);
   const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0), lane = threadIdx.x % 32;
-#else
-  const uint32_t base = (ptx::smem_addr(smem_raw) + 1023u) & ~1023u;
-  const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-#endif
 
   if (threadIdx.x == 0) {
     const Smem<T> sm(base);
