@@ -1,5 +1,12 @@
+#!/usr/bin/env python3
+"""The k-step loop of each sm90 kernel in a cuobjdump SASS listing: its length and its R2UR / S2R / MOV / HGMMA counts
+(the loop is the span from the target of the first backward branch after the first HGMMA to that branch).
+cuobjdump is not in this machine's toolkit; the PyPI wheel nvidia-cuda-cuobjdump has it (unzip it anywhere).
+
+    nvcc ... -c src/backends/sm90/sm90_bf16_tma.cu -o tma.o && cuobjdump -sass tma.o > tma.sass
+    python3 scripts/dev/sass_kstep.py tma.sass [x]      (x: print the loop bodies)
+"""
 import re,sys
-# print the k-step loop of each function: from the TRYWAIT before the first HGMMA to the first backward BRA after it
 txt=open(sys.argv[1]).read().split('Function : ')[1:]
 for f in txt:
     name=f.split('\n')[0][:110]
