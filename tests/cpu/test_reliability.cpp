@@ -12,10 +12,10 @@
 #include <set>
 #include <thread>
 
+#include "common/untabled_dispatcher.h"
 #include "dispatch/split.h"
 #include "registry/registry.h"
 #include "table/table.h"
-#include "common/untabled_dispatcher.h"
 #include "tgemm/tgemm.h"
 
 namespace tgemm {

@@ -199,7 +199,7 @@ __device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], con
   // shared memory ends below 2^18 bytes, so 32-bit adds to it never carry into the high word. With 64-bit adds the
   // k-step took ~130 instructions per warp, most of the kernel's (ncu source counters, run 109); with these, 30%
   // fewer instructions in all and the ping-pong kernels 1.4-1.8% faster (run 110).
-  const uint32_t desc_hi = uint32_t(b_desc0 >> 32);
+  const uint32_t desc_hi = uint32_t(b_desc0 >> 32);  // stride and swizzle: the same for X and W (desc_sw128)
   uint32_t a_lo0[T::kMSub];
 #pragma unroll
   for (int ms = 0; ms < T::kMSub; ++ms) a_lo0[ms] = uint32_t(a_desc0[ms]);
