@@ -7,13 +7,7 @@
 #     [AB_NCU="8192,6144,1280,True|k1"] [AB_TESTS="--gtest_filter=Kernels.*" AB_TEST_BUILDS="a b"] bash scripts/dev/build_ab_device.sh
 #   (carry .deps)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-FINAL=${OUT:-/tmp/tgemm_out}
-D=/tmp/ab_logs; rm -rf $D; mkdir -p $D "$FINAL"
-trap 'tar czf "$FINAL/ab_logs.tgz" -C $D .' EXIT
-export PATH=/usr/local/cuda/bin:$PATH
-t0=$(date +%s)
-el() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s" | tee -a $D/times.txt; }
+source "$(dirname "$0")/device_logs.sh" ab_logs
 GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
 TGT="--target tgemm_cli"; [ -n "${AB_TESTS:-}" ] && TGT="$TGT --target tgemm_gpu_tests"
 for v in a b; do

@@ -8,13 +8,7 @@
 # untuned default), WS_TARGETS="tgemm_cli tgemm_gpu_tests" builds only those, WS_SPLITAB=k1 times k1 again with
 # TGEMM_SKINNY_WS_SPLIT=0 (no split of K across blocks) and with it on WS_SPLITSHAPES, WS_TG=s the graph run's time limit.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-FINAL=${OUT:-/tmp/tgemm_out}
-D=/tmp/ws_logs; rm -rf $D; mkdir -p $D "$FINAL"
-trap 'tar czf "$FINAL/ws_logs.tgz" -C $D .' EXIT
-export PATH=/usr/local/cuda/bin:$PATH
-t0=$(date +%s)
-el() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s" | tee -a $D/times.txt; }
+source "$(dirname "$0")/device_logs.sh" ws_logs
 GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
 TGT=""; for t in ${WS_TARGETS:-}; do TGT="$TGT --target $t"; done
 cmake -S . -B build-dev $GEN -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_GTEST_SOURCE="$PWD/.deps/googletest" \

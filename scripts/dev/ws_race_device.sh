@@ -5,11 +5,7 @@
 #   bash scripts/dev/ws_race_device.sh   (carry .deps; logs in $OUT/race_logs.tgz)
 # Run 26's version also ran racecheck/synccheck and dumped the SASS order of the loads and the slot release.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-FINAL=${OUT:-/tmp/tgemm_out}
-D=/tmp/race_logs; rm -rf $D; mkdir -p $D "$FINAL"
-trap 'tar czf "$FINAL/race_logs.tgz" -C $D .' EXIT
-export PATH=/usr/local/cuda/bin:$PATH
+source "$(dirname "$0")/device_logs.sh" race_logs
 GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
 cmake -S . -B build-dev $GEN -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_GTEST_SOURCE="$PWD/.deps/googletest" \
   -DTGEMM_BUILD_PYTHON=OFF > $D/build.log 2>&1 && cmake --build build-dev -j 16 >> $D/build.log 2>&1 || { tail -30 $D/build.log; exit 1; }
