@@ -4,11 +4,6 @@
 
 namespace tgemm::sm90 {
 
-void add_bf16_i64(std::vector<std::unique_ptr<Kernel>>& out) {
-#define TGEMM_SM90_ADD(dt, bm, bn, st, cm, cn, epi, pp, sk, lag) \
-  add<Traits<DType::dt, bm, bn, st, cm, cn, 64, EpiMode::epi, pp, sk, lag>>(out);
-  TGEMM_SM90_BF16_CONFIGS(TGEMM_SM90_ADD)
-#undef TGEMM_SM90_ADD
-}
+TGEMM_SM90_INSTANTIATE(add_bf16_i64, TGEMM_SM90_BF16_CONFIGS, 64)
 
 }  // namespace tgemm::sm90

@@ -241,4 +241,13 @@ void add(std::vector<std::unique_ptr<Kernel>>& out) {
   out.push_back(std::make_unique<Sm90Kernel<T>>());
 }
 
+// Defines `void fn(out)`, which registers every configuration of the list LIST (sm90_configs.h) with `bits`-bit Y
+// offsets. One instantiation file per list and index width calls it, so a parallel build compiles them side by side.
+#define TGEMM_SM90_ADD_BITS(bits, dt, bm, bn, st, cm, cn, epi, pp, sk, lag) \
+  add<Traits<DType::dt, bm, bn, st, cm, cn, bits, EpiMode::epi, pp, sk, lag>>(out);
+#define TGEMM_SM90_ADD_I32(...) TGEMM_SM90_ADD_BITS(32, __VA_ARGS__)
+#define TGEMM_SM90_ADD_I64(...) TGEMM_SM90_ADD_BITS(64, __VA_ARGS__)
+#define TGEMM_SM90_INSTANTIATE(fn, LIST, bits) \
+  void fn(std::vector<std::unique_ptr<Kernel>>& out) { LIST(TGEMM_SM90_ADD_I##bits) }
+
 }  // namespace tgemm::sm90
