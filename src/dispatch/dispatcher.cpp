@@ -68,6 +68,11 @@ struct WorkspacePool {
     void* ptr = nullptr;
     size_t bytes = 0;
     ZeroedCounters counters;  // kept apart from ptr: cuBLASLt writes anywhere in ptr
+    // Forget the buffer (freed or never allocated); the counters stay: every kernel leaves them zero.
+    void drop_buffer() {
+      ptr = nullptr;
+      bytes = 0;
+    }
   };
   using Key = std::tuple<int, cudaStream_t, std::thread::id>;
   static Key key(int dev, cudaStream_t stream) {
@@ -87,7 +92,7 @@ struct WorkspacePool {
   void release_thread(std::thread::id t) {
     std::lock_guard<std::mutex> lock(mu);
     for (auto it = workspaces.begin(); it != workspaces.end();) {
-      if (per_thread(it->first) && std::get<2>(it->first) == t) {
+      if (std::get<2>(it->first) == t) {  // t is a real thread, so only per-thread keys match
         release(it->second);
         it = workspaces.erase(it);
       } else {
@@ -225,8 +230,7 @@ struct Dispatcher::Impl {
                                                     std::to_string(bytes) + " bytes during CUDA-graph capture: run this shape once on the stream before capturing"};
         cudaStreamSynchronize(stream);
         cudaFree(w.ptr);
-        w.ptr = nullptr;  // the counters stay: every kernel left them zero
-        w.bytes = 0;
+        w.drop_buffer();
       }
       // One size serves every cuBLASLt problem (its 32 MiB plus a widened bias), so a stream's workspace is
       // allocated once.
@@ -237,8 +241,7 @@ struct Dispatcher::Impl {
       cudaError_t e = cudaMalloc(&w.ptr, want);
       cudaThreadExchangeStreamCaptureMode(&mode);
       if (e != cudaSuccess) {
-        w.ptr = nullptr;
-        w.bytes = 0;
+        w.drop_buffer();
         return cuda_status(e, "workspace cudaMalloc");
       }
       w.bytes = want;
