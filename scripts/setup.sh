@@ -34,7 +34,9 @@ python3 -c "import pytest" 2>/dev/null || pip_install pytest
 python3 -c "import numpy" 2>/dev/null || pip_install numpy
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 command -v nvcc >/dev/null || { echo "setup: nvcc not found (the CUDA toolkit is required)" >&2; exit 1; }
-# cuobjdump for the SASS check (scripts/check_sass.py, ctest sass_sm90): NVIDIA's wheel where the toolkit lacks it.
+# cuobjdump and the nvdisasm it runs, for the SASS check (scripts/check_sass.py, ctest sass_sm90): NVIDIA's wheels
+# where the toolkit lacks them (a toolkit without nvdisasm made the check fail rather than skip, session 13).
 python3 "$(dirname "${BASH_SOURCE[0]}")/check_sass.py" --which >/dev/null ||
-  pip_install --retries 1 --timeout 20 nvidia-cuda-cuobjdump || echo "setup: no cuobjdump; the SASS check will be skipped"
+  pip_install --retries 1 --timeout 20 nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm ||
+  echo "setup: no cuobjdump or nvdisasm; the SASS check will be skipped"
 echo "setup: $(cmake --version | head -1), $(nvcc --version | tail -2 | head -1), g++ $(g++ -dumpversion)"
