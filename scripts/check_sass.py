@@ -3,17 +3,18 @@
 
 - every sm90 kernel issues wgmma (HGMMA) and TMA loads (UTMALDG); the TMA-store ones (EpiMode 2) TMA stores (UTMASTG);
 - no sm90 or skinny kernel spills (cuobjdump -res-usage: STACK:0, LOCAL:0);
-- the k-step loop of every sm90 GEMM skeleton kernel has no R2UR and at most --max-kstep instructions. Its wgmma
-  descriptors and barrier addresses must stay in uniform registers: when they did not, the k-step was 131
-  instructions instead of 51 and the kernels 1.4-3% slower (docs/benchmarks.md, runs 109-113).
+- the k-step loop of every sm90 kernel (the GEMM skeleton and the swap-AB one) has no R2UR and at most --max-kstep
+  instructions. Its wgmma descriptors and barrier addresses must stay in uniform registers: when they did not, the
+  k-step was 131 instructions instead of 51 and the kernels 1.4-3% slower (docs/benchmarks.md, runs 109-113); the
+  swap-AB k-step was 100-112 before session 13 and is 43-51 now.
 
     python3 scripts/check_sass.py build/libtgemm.so          # the check (a CPU test: ctest -R sass_sm90)
     python3 scripts/check_sass.py build/libtgemm.so --show   # every kernel's k-step; --show-body prints the loops
-    python3 scripts/check_sass.py --which                    # the cuobjdump it would use
+    python3 scripts/check_sass.py --which                    # the cuobjdump and nvdisasm it would use
 
-cuobjdump comes from --cuobjdump, $CUOBJDUMP, PATH, nvcc's folder, or the PyPI wheel nvidia-cuda-cuobjdump
-(scripts/setup.sh installs it where the toolkit lacks it). Without one the check exits 77, which ctest reports as
-skipped.
+cuobjdump comes from --cuobjdump, $CUOBJDUMP, PATH, nvcc's folder, or the PyPI wheel nvidia-cuda-cuobjdump, and the
+nvdisasm it runs for -sass from $NVDISASM, PATH, nvcc's folder or the wheel nvidia-cuda-nvdisasm (scripts/setup.sh
+installs the wheels where the toolkit lacks them). Without either the check exits 77, which ctest reports as skipped.
 """
 import argparse
 import glob
@@ -26,18 +27,17 @@ import sys
 SKIP = 77
 
 
-def find_cuobjdump(given):
-    if given:
-        return given
-    for c in (os.environ.get("CUOBJDUMP"), shutil.which("cuobjdump")):
+def find_tool(name, given=None):
+    """`name` from `given`, $NAME (upper case), PATH, nvcc's folder, or an NVIDIA PyPI wheel's bin folder."""
+    for c in (given, os.environ.get(name.upper()), shutil.which(name)):
         if c:
             return c
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    c = os.path.join(os.path.dirname(nvcc), "cuobjdump")
+    c = os.path.join(os.path.dirname(nvcc), name)
     if os.path.exists(c):
         return c
     for p in sys.path:
-        for c in sorted(glob.glob(os.path.join(p, "nvidia", "*", "bin", "cuobjdump"))):
+        for c in sorted(glob.glob(os.path.join(p, "nvidia", "*", "bin", name))):
             return c
     return None
 
@@ -79,16 +79,21 @@ def main():
     ap.add_argument("--show", action="store_true", help="print each kernel's k-step length and counts")
     ap.add_argument("--show-body", action="store_true", help="also print the k-step loops")
     a = ap.parse_args()
-    tool = find_cuobjdump(a.cuobjdump)
+    # cuobjdump -sass runs nvdisasm, which a toolkit or a wheel may lack even where cuobjdump is there.
+    tool, disasm = find_tool("cuobjdump", a.cuobjdump), find_tool("nvdisasm")
     if a.which:
-        print(tool or "no cuobjdump")
-        return 0 if tool else SKIP
+        print(f"{tool or 'no cuobjdump'} {disasm or 'no nvdisasm'}")
+        return 0 if tool and disasm else SKIP
     if not a.library:
         ap.error("the library to check is required")
-    if not tool:
-        print("SASS check skipped: no cuobjdump (CUDA toolkit or `pip install nvidia-cuda-cuobjdump`)")
+    if not tool or not disasm:
+        print("SASS check skipped: no " + ("cuobjdump" if not tool else "nvdisasm") +
+              " (CUDA toolkit, or `pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm`)")
         return SKIP
-    run = lambda flag: subprocess.run([tool, flag, a.library], capture_output=True, text=True, check=True).stdout
+    env = dict(os.environ, NVDISASM_PATH=os.path.dirname(os.path.abspath(disasm)))
+    env["PATH"] = env["NVDISASM_PATH"] + os.pathsep + env.get("PATH", "")
+    run = lambda flag: subprocess.run([tool, flag, a.library], capture_output=True, text=True, check=True,
+                                      env=env).stdout
     sass = functions(run("-sass"), "Function :")
     usage = functions(run("-res-usage"), "Function")
     errors, checked, worst = [], 0, 0
@@ -103,13 +108,11 @@ def main():
         checked += 1
         need = ["HGMMA", "UTMALDG"] + (["UTMASTG"] if "EpiModeE2" in name else [])
         errors += [f"{name}: no {op}" for op in need if op not in text]
-        if "gemm_kernel" not in name:
-            continue  # the swap-AB skeleton's loop is not held to the budget (docs/benchmarks.md, run 113)
         loop = kstep_loop(text)
         r2ur = sum("R2UR" in t for t in loop)
         worst = max(worst, len(loop))
         if a.show or a.show_body:
-            short = re.sub(r"^_ZN5tgemm4sm9011gemm_kernelINS0_6TraitsILNS_5DTypeE", "", name)[:70]
+            short = re.sub(r"^_ZN5tgemm4sm90\d+(\w+?)I(NS0_\d+\w*?Traits)?ILNS_5DTypeE", r"\1:", name)[:70]
             print(f"{short}: k-step {len(loop)} instructions, {sum('HGMMA' in t for t in loop)} HGMMA, {r2ur} R2UR")
             if a.show_body:
                 print("\n".join("    " + t for t in loop))

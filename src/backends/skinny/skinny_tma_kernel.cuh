@@ -18,44 +18,11 @@
 
 #include "backends/skinny/skinny_kernel.cuh"
 #include "backends/skinny/skinny_tma.h"
+#include "core/ptx.cuh"
 
 namespace tgemm::skinny {
 
 namespace dev {
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done;
-  do {
-    asm volatile(
-        "{ .reg .pred P; mbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2; selp.u32 %0, 1, 0, P; }"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-      ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
 
 // L2-only prefetch of a box; like prefetch.global.L2 it cannot hand this grid stale data (see prefetch_l2).
 __device__ __forceinline__ void tma_prefetch_2d(const CUtensorMap* map, int c0, int c1) {
@@ -89,10 +56,10 @@ __device__ __forceinline__ void ldsm_step(uint32_t (&a)[4][4], uint32_t (&b)[NB]
 // descriptors of both tensor maps fetched ahead of the first copy. Called by one thread of the block.
 __device__ __forceinline__ void init_ring(uint32_t full0, uint32_t empty0, int stages, const TmaParams& tp) {
   for (int i = 0; i < stages; ++i) {
-    mbar_init(full0 + 8 * i, 1);
-    mbar_init(empty0 + 8 * i, kWarps);
+    ptx::mbar_init(full0 + 8 * i, 1);
+    ptx::mbar_init(empty0 + 8 * i, kWarps);
   }
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  ptx::fence_mbar_init();
   asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.w) : "memory");
   asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.x) : "memory");
 }
@@ -123,7 +90,7 @@ __device__ __forceinline__ void mma_then_release(float (&acc)[NB][4], const uint
                                                  int lane) {
   if (live) mma_fragments<T, NB>(acc, a, b, m);
   __syncwarp();
-  if (lane == 0) mbar_arrive(empty);
+  if (lane == 0) ptx::mbar_arrive(empty);
 }
 
 }  // namespace dev
@@ -154,8 +121,8 @@ __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kerne
   const int ST = tp.stages;
   const uint32_t wbytes = uint32_t(BR) * 128, xbytes = uint32_t(tp.x_rows) * 128;
   const uint32_t stage_bytes = uint32_t(WK) * (wbytes + xbytes);
-  const uint32_t ring = (dev::smem_u32(smem_dyn) + 1023u) & ~1023u;  // the swizzle pattern repeats every 1024 B
-  const uint32_t full0 = dev::smem_u32(&bars[0]), empty0 = dev::smem_u32(&bars[kTmaMaxStages]);
+  const uint32_t ring = (ptx::smem_addr(smem_dyn) + 1023u) & ~1023u;  // the swizzle pattern repeats every 1024 B
+  const uint32_t full0 = ptx::smem_addr(&bars[0]), empty0 = ptx::smem_addr(&bars[kTmaMaxStages]);
 
   const int64_t ub = int64_t(srank) * p.sps;  // first K unit of the block
   const int64_t ue = min(ub + p.sps, p.k_steps);
@@ -186,16 +153,16 @@ __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kerne
       int slot = 0;
       uint32_t phase = 0;
       for (int j = 0; j < nst; ++j) {
-        if (j >= ST) dev::mbar_wait(empty0 + 8 * slot, phase ^ 1u);
+        if (j >= ST) ptx::mbar_wait(empty0 + 8 * slot, phase ^ 1u);
         const uint32_t full = full0 + 8 * slot;
         const int64_t u0 = ub + int64_t(j) * WK;
         const int units = int(min(int64_t(WK), ue - u0));
-        dev::mbar_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
+        ptx::mbar_arrive_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
         const uint32_t st = ring + uint32_t(slot) * stage_bytes;
         for (int q = 0; q < units; ++q) {
           const int kc = int((u0 + q) * kTmaUnitK);
-          dev::tma_load_2d(st + q * wbytes, &tp.w, kc, int(n0), full);
-          dev::tma_load_2d(st + WK * wbytes + q * xbytes, &tp.x, kc, 0, full);
+          ptx::tma_load_2d(st + q * wbytes, &tp.w, full, kc, int(n0));
+          ptx::tma_load_2d(st + WK * wbytes + q * xbytes, &tp.x, full, kc, 0);
         }
         if (++slot == ST) {
           slot = 0;
@@ -216,7 +183,7 @@ __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kerne
     uint32_t phase = 0;
     for (int j = 0; j < nst; ++j) {
       const bool live = ub + int64_t(j) * WK + wk < ue;  // warp-uniform
-      dev::mbar_wait(full0 + 8 * slot, phase);
+      ptx::mbar_wait(full0 + 8 * slot, phase);
       const uint32_t ws = ring + uint32_t(slot) * stage_bytes + uint32_t(wk) * wbytes;
       const uint32_t xs = ring + uint32_t(slot) * stage_bytes + uint32_t(WK) * wbytes + uint32_t(wk) * xbytes;
       uint32_t a[4][4];
@@ -233,7 +200,7 @@ __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kerne
   // Every copy has landed (each consumer waited on every stage) and every ldmatrix has returned once all warps
   // pass this barrier, so the partial tiles can reuse the ring.
   __syncthreads();
-  dev::reduce_store<T, MT, true>(reinterpret_cast<float*>(smem_dyn + (ring - dev::smem_u32(smem_dyn))), acc, p, tid,
+  dev::reduce_store<T, MT, true>(reinterpret_cast<float*>(smem_dyn + (ring - ptx::smem_addr(smem_dyn))), acc, p, tid,
                                  !producer, wk, wn, g, t, n0, srank);
 }
 

@@ -99,8 +99,8 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const uint32_t xbytes = uint32_t(m) * 128;    // what the X box brings
   const uint32_t xslot = kWide ? uint32_t(MT) * 128 : uint32_t((m + 7) / 8) * 1024;
   const uint32_t stage_bytes = uint32_t(WK) * (wbytes + xslot);
-  const uint32_t ring = (dev::smem_u32(smem_dyn) + 1023u) & ~1023u;
-  const uint32_t full0 = dev::smem_u32(&bars[0]), empty0 = dev::smem_u32(&bars[kWsMaxStages]);
+  const uint32_t ring = (ptx::smem_addr(smem_dyn) + 1023u) & ~1023u;
+  const uint32_t full0 = ptx::smem_addr(&bars[0]), empty0 = ptx::smem_addr(&bars[kWsMaxStages]);
   const bool producer = warp == kWarps;
 
   if (producer && lane == 0) {
@@ -125,25 +125,25 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
         const int row0 = int(tile * BR);
         const int64_t ub = (item - tile * S) * ups, ue = min(ub + ups, ku);
         for (int64_t u0 = ub; u0 < ue; u0 += WK, ++it) {
-          if (it >= ST) dev::mbar_wait(empty0 + 8 * slot, phase ^ 1u);
+          if (it >= ST) ptx::mbar_wait(empty0 + 8 * slot, phase ^ 1u);
           const uint32_t full = full0 + 8 * slot;
           const int units = int(min(int64_t(WK), ue - u0));
           const uint32_t st = ring + uint32_t(slot) * stage_bytes;
           if (tp.use3 && u0 + WK <= tp.kfull) {
-            dev::mbar_expect_tx(full, uint32_t(WK) * (wbytes + xbytes));
+            ptx::mbar_arrive_expect_tx(full, uint32_t(WK) * (wbytes + xbytes));
             dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
             if constexpr (kWide) {
               for (int q = 0; q < WK; ++q)
-                dev::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, int((u0 + q) * kTmaUnitK), 0, full);
+                ptx::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, full, int((u0 + q) * kTmaUnitK), 0);
             } else {
               dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
             }
           } else {
-          dev::mbar_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
+          ptx::mbar_arrive_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
           for (int q = 0; q < units; ++q) {
             const int kc = int((u0 + q) * kTmaUnitK);
-            dev::tma_load_2d(st + q * wbytes, &tp.w, kc, row0, full);
-            dev::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, kc, 0, full);
+            ptx::tma_load_2d(st + q * wbytes, &tp.w, full, kc, row0);
+            ptx::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, full, kc, 0);
           }
           }
           if (++slot == ST) {
@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     for (int64_t u0 = ub; u0 < ue; u0 += WK) {
       const bool live = u0 + wk < ue;  // warp-uniform (warpgroup-uniform when kWide)
       if constexpr (kWide) {
-        dev::mbar_wait(full0 + 8 * slot, phase);
+        ptx::mbar_wait(full0 + 8 * slot, phase);
         if (live) {
           const uint32_t st = ring + uint32_t(slot) * stage_bytes;
           const uint64_t da = wgmma::desc_sw128(st + uint32_t(wk) * wbytes + uint32_t(wn >> 2) * 64 * 128);
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
           wgmma::wait<0>();  // the slot's bytes are read and acc is final before the slot may refill
         }
         __syncwarp();
-        if (lane == 0) dev::mbar_arrive(empty0 + 8 * slot);
+        if (lane == 0) ptx::mbar_arrive(empty0 + 8 * slot);
         if (++slot == ST) {
           slot = 0;
           phase ^= 1u;
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
         continue;
       }
       const bool packed = tp.use3 && u0 + WK <= tp.kfull;  // the producer's choice for this stage
-      dev::mbar_wait(full0 + 8 * slot, phase);
+      ptx::mbar_wait(full0 + 8 * slot, phase);
       const uint32_t ws = ring + uint32_t(slot) * stage_bytes + uint32_t(wk) * wbytes;
       const uint32_t xr = ring + uint32_t(slot) * stage_bytes + uint32_t(WK) * wbytes;
       // Row (lane & 7) of M-block nb: its base and the swizzle term (row & 7) in either layout.

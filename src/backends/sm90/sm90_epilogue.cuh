@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "backends/sm90/sm90_config.h"
-#include "backends/sm90/sm90_ptx.cuh"
+#include "core/ptx.cuh"
 
 namespace tgemm::sm90 {
 

@@ -36,7 +36,7 @@
 
 #include "backends/sm90/sm90_config.h"
 #include "backends/sm90/sm90_epilogue.cuh"
-#include "backends/sm90/sm90_ptx.cuh"
+#include "core/ptx.cuh"
 #include "backends/sm90/sm90_scheduler.cuh"
 #include "core/wgmma.cuh"
 
@@ -191,20 +191,13 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUten
 // slot. A tile's k-steps may be issued in several calls (the staggered cooperative schedule): a call with kb > 0
 // continues with the in-flight k-step and `prev` the previous call left.
 template <class T, class Release>
-__device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], const uint64_t (&a_desc0)[T::kMSub],
-                                         uint64_t b_desc0, uint32_t full, uint32_t kb, uint32_t ke, uint32_t& s,
+__device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], const uint32_t (&a_lo0)[T::kMSub],
+                                         uint32_t b_lo0, uint32_t full, uint32_t kb, uint32_t ke, uint32_t& s,
                                          uint32_t& phase, uint32_t& prev, const Release& release) {
   using Mma = Wgmma<T::kBN, T::kIn == DType::bf16>;
-  // Only the low word of a descriptor (the 14-bit start address >> 4) moves with the stage and the k16 step, and
-  // shared memory ends below 2^18 bytes, so 32-bit adds to it never carry into the high word. With 64-bit adds the
-  // k-step took ~130 instructions per warp, most of the kernel's (ncu source counters, run 109); with these, 30%
+  // Descriptors as their low words (wgmma::desc_sw128_lo), stepped with 32-bit adds: with 64-bit descriptor adds
+  // the k-step took ~130 instructions per warp, most of the kernel's (ncu source counters, run 109); with these, 30%
   // fewer instructions in all and the ping-pong kernels 1.4-1.8% faster (run 110).
-  const uint32_t desc_hi = uint32_t(b_desc0 >> 32);  // stride and swizzle: the same for X and W (desc_sw128)
-  uint32_t a_lo0[T::kMSub];
-#pragma unroll
-  for (int ms = 0; ms < T::kMSub; ++ms) a_lo0[ms] = uint32_t(a_desc0[ms]);
-  const uint32_t b_lo0 = uint32_t(b_desc0);
-  auto desc = [desc_hi](uint32_t lo) { return (uint64_t(desc_hi) << 32) | lo; };
   for (uint32_t kt = kb; kt < ke; ++kt) {
     ptx::mbar_wait(full + 8 * s, phase);
 #pragma unroll
@@ -217,7 +210,8 @@ __device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], con
     for (int kk = 0; kk < T::kBK / 16; ++kk) {
 #pragma unroll
       for (int ms = 0; ms < T::kMSub; ++ms) {
-        Mma::mma(acc[ms], desc(a_lo0[ms] + a_off + 2 * kk), desc(b_lo0 + b_off + 2 * kk), (kt | kk) != 0);
+        Mma::mma(acc[ms], wgmma::desc_sw128_of(a_lo0[ms] + a_off + 2 * kk),
+                 wgmma::desc_sw128_of(b_lo0 + b_off + 2 * kk), (kt | kk) != 0);
       }
     }
     wgmma::commit();
@@ -255,11 +249,11 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
 
   // Descriptors of stage 0; a stage s adds its byte offset >> 4 to the 14-bit address field, and the k16 step
   // within the 128-byte swizzled row adds 32 bytes (the hardware applies the swizzle to the final address).
-  uint64_t a_desc0[T::kMSub];
+  uint32_t a_lo0[T::kMSub];
 #pragma unroll
   for (int ms = 0; ms < T::kMSub; ++ms)
-    a_desc0[ms] = wgmma::desc_sw128(sm.base + T::kOffA + (g * T::kWgRows + ms * 64) * 128);
-  const uint64_t b_desc0 = wgmma::desc_sw128(sm.base + T::kOffB);
+    a_lo0[ms] = wgmma::desc_sw128_lo(sm.base + T::kOffA + (g * T::kWgRows + ms * 64) * 128);
+  const uint32_t b_lo0 = wgmma::desc_sw128_lo(sm.base + T::kOffB);
 
   // One arrival per warp on the slot of every CTA whose producer filled part of it.
   auto release = [&](uint32_t slot) {
@@ -296,12 +290,12 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
     Epi::load_bias(bias, ep, nb * BN, tid);
     uint32_t prev = 0;
     if (stagger && g == 0) {
-      mainloop<T>(acc, a_desc0, b_desc0, sm.full, 0, lag, s, phase, prev, release);
+      mainloop<T>(acc, a_lo0, b_lo0, sm.full, 0, lag, s, phase, prev, release);
       ptx::named_bar_arrive(kStagger, 256);
-      mainloop<T>(acc, a_desc0, b_desc0, sm.full, lag, num_k, s, phase, prev, release);
+      mainloop<T>(acc, a_lo0, b_lo0, sm.full, lag, num_k, s, phase, prev, release);
     } else {
       if (stagger) ptx::named_bar_sync(kStagger, 256);
-      mainloop<T>(acc, a_desc0, b_desc0, sm.full, 0, num_k, s, phase, prev, release);
+      mainloop<T>(acc, a_lo0, b_lo0, sm.full, 0, num_k, s, phase, prev, release);
     }
     // Epilogue set-up that does not need the accumulators runs while the last k-step's wgmma still executes.
     // The bias buffer is per warpgroup; the first barrier keeps a fast warp from overwriting it while a slow one
@@ -445,10 +439,10 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
     for (int i = 0; i < BN / 2; ++i) acc[ms][i] = 0.f;
 
   // Every stage holds one whole tile's k-slice: the warpgroup reads all BM rows of A.
-  uint64_t a_desc0[T::kMSub];
+  uint32_t a_lo0[T::kMSub];
 #pragma unroll
-  for (int ms = 0; ms < T::kMSub; ++ms) a_desc0[ms] = wgmma::desc_sw128(sm.base + T::kOffA + ms * 64 * 128);
-  const uint64_t b_desc0 = wgmma::desc_sw128(sm.base + T::kOffB);
+  for (int ms = 0; ms < T::kMSub; ++ms) a_lo0[ms] = wgmma::desc_sw128_lo(sm.base + T::kOffA + ms * 64 * 128);
+  const uint32_t b_lo0 = wgmma::desc_sw128_lo(sm.base + T::kOffB);
 
   auto release = [&](uint32_t slot) {
     if (lane < CS) {
@@ -484,7 +478,7 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
     // wait on is at most one phase behind the parity we ask for (no aliasing).
     if (j > 0) ptx::named_bar_sync(kMmaTurn + g, 256);
     uint32_t prev = 0;
-    mainloop<T>(acc, a_desc0, b_desc0, sm.full, 0, ke - kb, s, phase, prev, release);
+    mainloop<T>(acc, a_lo0, b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
     // Hand the tensor cores over: the other warpgroup's wgmma queue behind our last ones.
     if (has_next) ptx::named_bar_arrive(kMmaTurn + (g ^ 1), 256);
 

@@ -28,7 +28,7 @@
 
 #include "backends/sm90/sm90_config.h"
 #include "backends/sm90/sm90_epilogue.cuh"
-#include "backends/sm90/sm90_ptx.cuh"
+#include "core/ptx.cuh"
 #include "core/wgmma.cuh"
 
 namespace tgemm::sm90 {
@@ -144,9 +144,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int S = T::kStages;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
-  const uint32_t base = (ptx::smem_addr(smem_raw) + 1023u) & ~1023u;
+  // Warp-uniform by broadcast, so the barrier addresses and descriptors derived from them live in uniform registers
+  // (as in gemm_kernel, sm90_kernel.cuh).
+  const uint32_t base = __shfl_sync(0xffffffffu, (ptx::smem_addr(smem_raw) + 1023u) & ~1023u, 0);
   const uint32_t full = base + T::kOffBars, empty = full + 8 * S;
-  const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0), lane = threadIdx.x % 32;
   const SwapAbRole role = warp < 8 ? SwapAbRole::consumer : SwapAbRole::producer;
 
   const uint32_t splits = ep.splits;
@@ -191,19 +193,22 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     float acc[T::kAccRegs];
 #pragma unroll
     for (int i = 0; i < T::kAccRegs; ++i) acc[i] = 0.f;  // a warpgroup may own no k-step
-    const uint64_t a_desc0 = wgmma::desc_sw128(base + T::kOffW + rg * 64 * 128);
-    const uint64_t b_desc0 = wgmma::desc_sw128(base + T::kOffX);
+    // Descriptors as low words stepped with 32-bit adds (wgmma::desc_sw128_lo), and the ring position carried from
+    // k-step to k-step instead of divided out of i: the k-step went from 100-112 SASS instructions to about half.
+    const uint32_t a_lo0 = wgmma::desc_sw128_lo(base + T::kOffW + rg * 64 * 128);
+    const uint32_t b_lo0 = wgmma::desc_sw128_lo(base + T::kOffX);
     const uint32_t nks = ke - kb;
     uint32_t prev = 0;
+    uint32_t s = kg, phase = 0;  // ring slot and parity of k-step i (kg < kKGroups <= S)
     for (uint32_t i = kg; i < nks; i += T::kKGroups) {
-      const uint32_t s = i % S, phase = (i / S) & 1u;
       ptx::mbar_wait(full + 8 * s, phase);
 #pragma unroll
       for (int r = 0; r < T::kAccRegs; ++r) ptx::reg_fence(acc[r]);
       wgmma::fence();
+      const uint32_t a_off = s * uint32_t(T::kWBytes >> 4), b_off = s * uint32_t(T::kXBytes >> 4);
 #pragma unroll
       for (int kk = 0; kk < T::kBK / 16; ++kk)
-        Mma::mma(acc, a_desc0 + ((s * T::kWBytes + kk * 32) >> 4), b_desc0 + ((s * T::kXBytes + kk * 32) >> 4), 1u);
+        Mma::mma(acc, wgmma::desc_sw128_of(a_lo0 + a_off + 2 * kk), wgmma::desc_sw128_of(b_lo0 + b_off + 2 * kk), 1u);
       wgmma::commit();
       // One k-step in flight; the one before it has finished reading its slot.
       if (i >= kg + T::kKGroups) {
@@ -211,6 +216,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         if (lane == 0) ptx::mbar_arrive(empty + 8 * prev);
       }
       prev = s;
+      s += T::kKGroups;
+      if (s >= uint32_t(S)) {
+        s -= S;
+        phase ^= 1;
+      }
     }
     wgmma::wait<0>();
 #pragma unroll

@@ -1,12 +1,12 @@
-// Thin inline-PTX wrappers for the Hopper features the sm90 kernels use: mbarriers, TMA (bulk tensor copies),
-// wgmma bookkeeping, setmaxnreg and cluster primitives. Written as PTX rather than through a template library so
-// that the instruction stream is exactly what the kernel comments describe.
+// Thin inline-PTX wrappers for the Hopper features the sm90 and skinny kernels use: mbarriers, TMA (bulk tensor
+// copies), wgmma bookkeeping, setmaxnreg and cluster primitives. Written as PTX rather than through a template
+// library so that the instruction stream is exactly what the kernel comments describe.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
 #include <cstdint>
 
-namespace tgemm::sm90::ptx {
+namespace tgemm::ptx {
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -187,4 +187,4 @@ __device__ __forceinline__ void st_global_v4(void* p, uint4 v) {
                : "memory");
 }
 
-}  // namespace tgemm::sm90::ptx
+}  // namespace tgemm::ptx
