@@ -94,15 +94,31 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
   for (const Plan* pl : passed)
     if (const CandidateResult* r = result_of(pl); r && r->ok && r->us > 0) ranked.push_back(pl);
   std::stable_sort(ranked.begin(), ranked.end(), [&](const Plan* a, const Plan* b) { return result_of(a)->us < result_of(b)->us; });
+  std::vector<const CandidateResult*> ranked_results;
+  for (const Plan* pl : ranked) ranked_results.push_back(result_of(pl));
   std::vector<const Plan*> finals;
-  for (const Plan* pl : ranked)
-    if (int(finals.size()) < opt.finalists || pl->kernel->name() == lt) finals.push_back(pl);
+  for (size_t i : choose_finalists(ranked_results, opt.finalists, lt)) finals.push_back(ranked[i]);
   if (opt.finalists > 0 && finals.size() > 1) {
     TimingOptions t_final = opt.timing;
     t_final.iters = 2 * opt.timing.iters;
     if (Status st = time_round(finals, t_final, true); !st.ok()) return st;
   }
   return Status::Ok();
+}
+
+std::vector<size_t> choose_finalists(const std::vector<const CandidateResult*>& ranked, int finalists,
+                                     const std::string& default_kernel) {
+  std::vector<size_t> out;
+  std::vector<Backend> present;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    const CandidateResult& r = *ranked[i];
+    const bool first_of_backend = std::find(present.begin(), present.end(), r.backend) == present.end();
+    if (int(out.size()) < finalists || r.kernel == default_kernel || (finalists > 0 && first_of_backend)) {
+      out.push_back(i);
+      if (first_of_backend) present.push_back(r.backend);
+    }
+  }
+  return out;
 }
 
 bool best_row(const Shape& s, const std::vector<CandidateResult>& results, const DeviceInfo& dev, TableRow* row,

@@ -18,9 +18,9 @@ struct TuneOptions {
   TimingOptions timing{10, 50, TimingMode::graph};
   double max_err_ratio = 0.05;
   std::vector<std::string> skip;  // kernels known to fault or hang on this shape
-  // The fastest `finalists` of the first round, and cuBLASLt's default, are timed again interleaved with twice the
-  // iterations; the pick is made from that round alone. Run 18 saw the first round's order of near-ties flip
-  // between the tuner and the bench by 3-5%.
+  // The fastest `finalists` of the first round, cuBLASLt's default and the fastest candidate of every backend are
+  // timed again interleaved with twice the iterations; the pick is made from that round alone (choose_finalists).
+  // Run 18 saw the first round's order of near-ties flip between the tuner and the bench by 3-5%.
   int finalists = 4;
   // The bench measures the table's pick against cuBLASLt's default, so another candidate replaces the default only
   // when the final round has it faster by more than this (percent).
@@ -41,6 +41,14 @@ struct CandidateResult {
 // One plan per kernel of the chosen backends that can run `p`: whole, or split into the pieces the dispatcher
 // would make for it (a table row naming a kernel that cannot address the whole problem runs split).
 std::vector<Plan> tune_candidates(const Dispatcher& d, const Problem& p, const DeviceInfo& dev, const TuneOptions& opt);
+
+// The final round's candidates, as indices into `ranked` (the first round's passing candidates, fastest first): the
+// first `finalists`, `default_kernel`, and the fastest of each backend not among them. The first round of a shape
+// interleaves dozens of kernels, and its times of one kernel can differ from a round of a few by 10% or more: at
+// 65536 x 6144 x 1280 four cuBLASLt algorithms ranked ahead of our fastest kernel there and then took 1630-1690 us
+// in the final round against its 1450 (run 111), so our kernels never reached the round that decides.
+std::vector<size_t> choose_finalists(const std::vector<const CandidateResult*>& ranked, int finalists,
+                                     const std::string& default_kernel);
 
 // `on_begin(kernel)` is called before each candidate first runs (a worker prints it, so a parent that sees
 // the worker die knows which candidate did it).

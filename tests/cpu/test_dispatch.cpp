@@ -367,5 +367,30 @@ TEST(BestRow, FinalRoundDecidesAndTheDefaultStaysWithinTheMargin) {
   EXPECT_FALSE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
 }
 
+// The tuner's final round: the fastest few, cuBLASLt's default, and the fastest of every backend, so that the
+// round that decides always compares our kernels with cuBLASLt (run 115: at 65536 x 6144 x 1280 the first round
+// ranked four cuBLASLt algorithms ahead of our fastest kernel, which the final round then never timed; run 111).
+TEST(ChooseFinalists, TopFewTheDefaultAndEachBackendsFastest) {
+  auto cand = [](const char* k, Backend b) {
+    bench::CandidateResult r;
+    r.kernel = k, r.backend = b, r.ok = true;
+    return r;
+  };
+  const std::vector<bench::CandidateResult> res = {
+      cand("cublaslt_h1", Backend::cublaslt), cand("cublaslt_h2", Backend::cublaslt),
+      cand("cublaslt_h3", Backend::cublaslt), cand("cublaslt_h5", Backend::cublaslt),
+      cand("sm90_a", Backend::sm90),          cand("cublaslt", Backend::cublaslt),
+      cand("sm90_b", Backend::sm90),          cand("skinny_c", Backend::skinny)};
+  std::vector<const bench::CandidateResult*> ranked;  // fastest first
+  for (const auto& r : res) ranked.push_back(&r);
+  EXPECT_EQ(bench::choose_finalists(ranked, 4, "cublaslt"), (std::vector<size_t>{0, 1, 2, 3, 4, 5, 7}));
+  // The top few already hold an sm90 kernel: nothing more of that backend.
+  EXPECT_EQ(bench::choose_finalists(ranked, 5, "cublaslt"), (std::vector<size_t>{0, 1, 2, 3, 4, 5, 7}));
+  EXPECT_EQ(bench::choose_finalists(ranked, 1, "cublaslt"), (std::vector<size_t>{0, 4, 5, 7}));
+  // No final round: only the default is listed, and tune_shape times no round with fewer than two.
+  EXPECT_EQ(bench::choose_finalists(ranked, 0, "cublaslt"), (std::vector<size_t>{5}));
+  EXPECT_TRUE(bench::choose_finalists({}, 4, "cublaslt").empty());
+}
+
 }  // namespace
 }  // namespace tgemm
