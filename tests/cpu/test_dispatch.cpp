@@ -368,7 +368,7 @@ TEST(BestRow, FinalRoundDecidesAndTheDefaultStaysWithinTheMargin) {
 }
 
 // The tuner's final round: the fastest few, cuBLASLt's default, and the fastest of every backend, so that the
-// round that decides always compares our kernels with cuBLASLt (run 115: at 65536 x 6144 x 1280 the first round
+// round that decides always compares our kernels with cuBLASLt (at 65536 x 6144 x 1280 the first round
 // ranked four cuBLASLt algorithms ahead of our fastest kernel, which the final round then never timed; run 111).
 TEST(ChooseFinalists, TopFewTheDefaultAndEachBackendsFastest) {
   auto cand = [](const char* k, Backend b) {
