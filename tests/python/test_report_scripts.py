@@ -1,6 +1,6 @@
 """CPU tests of the report scripts the device runs use (no GPU, no tgemm import): decode_report.py's targets, its
-read-kernel context and crossover tables, and profile_without.py's re-tune base. Synthetic `tgemm bench` / tune
-CSVs with known answers."""
+read-kernel context and crossover tables, profile_without.py's re-tune base, and sm90_report.py's issue 3 targets
+(seed shapes, models shapes, i64 against i32). Synthetic `tgemm bench` / tune CSVs with known answers."""
 
 import csv
 import gzip
@@ -127,3 +127,188 @@ def test_profile_without_drops_only_the_listed_shapes(tmp_path):
     kept = list(csv.DictReader(r.stdout.splitlines()))
     assert [(row["M"], row["kernel"]) for row in kept] == [("1", "a"), ("1", "b")]
     assert "kept 2 rows" in r.stderr
+
+
+# sm90_report.py (issue 3): the tuner's profile against the seed, models and index-width targets.
+
+import json  # noqa: E402
+
+import sm90_report  # noqa: E402
+
+PROFILE_COLS = ["M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle", "kernel", "libtype", "ok", "us",
+                "err_ratio", "rel_l2", "max_rel", "pieces", "final", "note"]
+MODELS_COLS = PROFILE_COLS[:8]
+BF16 = "torch.bfloat16"
+SEED_MS = (8192, 65536, 340000, 360000, 768000)
+
+
+def profile_rows(m, n, k, bias, times, ok=1, pieces=1):
+    """One shape's profile rows, {kernel: us}; libtype from the name as the tuner writes it."""
+    rows = []
+    for kern, us in times.items():
+        lib = "cublaslt" if kern.startswith("cublaslt") else kern.split("_")[0]
+        rows.append({"M": m, "N": n, "K": k, "bias": bias, "dtype": BF16, "outdtype": BF16, "scaleAB": "False",
+                     "bpreshuffle": "False", "kernel": kern, "libtype": lib, "ok": ok, "us": us, "err_ratio": 0,
+                     "rel_l2": 0.0017, "max_rel": 0.0039, "pieces": pieces, "final": 0, "note": " -"})
+    return rows
+
+
+def seed_rows(m, lt_us, sm90_us):
+    """A seed shape: cuBLASLt's default at lt_us, the best sm90 kernel at sm90_us, and decoys that must not count:
+    a faster cuBLASLt heuristic algo (not the baseline), a faster skinny kernel, a faster sm90 row that failed."""
+    rows = profile_rows(m, 6144, 1280, "True", {"cublaslt": lt_us, "cublaslt_h1": lt_us / 2,
+                                                "sm90_bf16_128x128x64_s5_c1x1_pp_i32": sm90_us,
+                                                "sm90_bf16_128x256x64_s3_c2x1_i64": sm90_us * 1.05,
+                                                "skinny_bf16_m64_sk4_i64": sm90_us / 3})
+    rows += profile_rows(m, 6144, 1280, "True", {"sm90_bf16_64x256x64_s5_c1x1_pp_i64": sm90_us / 2}, ok=0)
+    return rows
+
+
+def run_sm90(tmp_path, rows, models=None, gz=False):
+    """Run the script on a profile of `rows` (and a models file of `models` shape rows); (report text, json)."""
+    prof = tmp_path / ("prof.csv.gz" if gz else "prof.csv")
+    if gz:
+        with gzip.open(prof, "wt", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=PROFILE_COLS)
+            w.writeheader()
+            w.writerows(rows)
+    else:
+        write_csv(prof, PROFILE_COLS, rows)
+    mfile = tmp_path / "models.csv"
+    write_csv(mfile, MODELS_COLS, models or [])
+    out, js = tmp_path / "sm90.md", tmp_path / "sm90.json"
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "sm90_report.py"), "--profile", str(prof),
+                        "--models", str(mfile), "-o", str(out), "--json", str(js)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return out.read_text(), json.loads(js.read_text())
+
+
+def models_shape(m, n, k, bias="False"):
+    return {"M": m, "N": n, "K": k, "bias": bias, "dtype": BF16, "outdtype": BF16, "scaleAB": "False",
+            "bpreshuffle": "False"}
+
+
+def test_sm90_seed_target_met(tmp_path):
+    rows = [r for m in SEED_MS for r in seed_rows(m, 120.0, 100.0)]
+    text, j = run_sm90(tmp_path, rows)
+    seed = j["seed"]
+    assert seed["status"] == "met"
+    assert [r["M"] for r in seed["rows"]] == list(SEED_MS)
+    for r in seed["rows"]:
+        assert r["lt_us"] == pytest.approx(120.0)  # cuBLASLt's default, not the faster cublaslt_h1
+        assert r["kernel"] == "sm90_bf16_128x128x64_s5_c1x1_pp_i32"  # not the skinny or the failed sm90 row
+        assert r["x"] == pytest.approx(1.2)
+    assert "| 65536 | 120.0 | sm90_bf16_128x128x64_s5_c1x1_pp_i32 | 100.0 | 1.200 |" in text
+    assert "**Target x >= 1.10 at every M: met**" in text
+
+
+def test_sm90_seed_target_not_met(tmp_path):
+    rows = [r for m in SEED_MS for r in seed_rows(m, 120.0 if m != 340000 else 105.0, 100.0)]
+    text, j = run_sm90(tmp_path, rows)
+    assert j["seed"]["status"] == "not met"
+    assert j["seed"]["below"] == [340000]
+    assert j["seed"]["min_x"] == pytest.approx(1.05)
+    assert "minimum x 1.050; below 1.10: M=340000" in text
+    assert "**Target x >= 1.10 at every M: not met**" in text
+
+
+def test_sm90_seed_missing_m_is_not_measured(tmp_path):
+    rows = [r for m in SEED_MS[:-1] for r in seed_rows(m, 120.0, 100.0)]
+    rows = [r for r in rows if not (r["M"] == 8192 and r["kernel"] == "cublaslt")]  # 8192: no baseline row
+    text, j = run_sm90(tmp_path, rows)
+    seed = j["seed"]
+    assert seed["status"] == "not measured"
+    assert seed["missing"] == [8192, 768000]
+    assert seed["rows"][-1]["missing"] == "not in profile"
+    assert seed["rows"][0]["missing"] == "no cublaslt row"
+    assert "| 768000 | - | not in profile | - | - |" in text
+    assert "**Target x >= 1.10 at every M: not measured**" in text
+
+
+def test_sm90_models_median_min_and_baseline(tmp_path):
+    # Five M >= 2048 shapes with x = 0.85, 1.0, 1.1, 1.2, 1.3 (median 1.1, minimum 0.85: one below 0.9, target not
+    # met); each with a cuBLASLt heuristic algo far faster than the default, which must not be taken as the baseline.
+    xs = {(2048, 4096, 4096): 0.85, (4096, 4096, 4096): 1.0, (8192, 4096, 4096): 1.1, (16384, 4096, 4096): 1.2,
+          (65536, 4096, 4096): 1.3}
+    rows = []
+    for (m, n, k), x in xs.items():
+        rows += profile_rows(m, n, k, "False", {"cublaslt": 100.0 * x, "cublaslt_h2": 10.0, "cublaslt_h7": 20.0,
+                                                "sm90_bf16_64x256x64_s5_c2x1_pp_i64": 100.0,
+                                                "sm90_bf16_128x160x64_s5_c1x1_i32": 130.0})
+    rows += profile_rows(1024, 4096, 4096, "False", {"cublaslt": 10.0, "sm90_x_i64": 100.0})  # M < 2048: not counted
+    rows += profile_rows(4096, 1024, 4096, "True", {"cublaslt_h1": 10.0, "sm90_x_i64": 100.0})  # no default row
+    rows += profile_rows(4096, 8192, 1024, "False", {"cublaslt": 10.0, "skinny_x_i64": 5.0})  # no sm90 row
+    models = [models_shape(m, n, k) for m, n, k in xs] + [models_shape(1024, 4096, 4096),
+                                                         models_shape(4096, 1024, 4096, "True"),
+                                                         models_shape(4096, 8192, 1024),
+                                                         models_shape(262144, 4096, 4096)]  # not in profile
+    text, j = run_sm90(tmp_path, rows, models)
+    mo = j["models"]
+    assert mo["count"] == 5
+    assert mo["median"] == pytest.approx(1.1)
+    assert mo["min"] == pytest.approx(0.85)
+    assert mo["below"] == 1
+    assert mo["status"] == "not met"
+    assert [r["shape"][0] for r in mo["lowest"]] == [2048, 4096, 8192, 16384, 65536]
+    assert {r["kernel"] for r in mo["lowest"]} == {"sm90_bf16_64x256x64_s5_c2x1_pp_i64"}
+    assert sorted((m["shape"][0], m["shape"][1], m["why"]) for m in mo["missing"]) == [
+        (4096, 1024, "no cublaslt row"), (4096, 8192, "no ok sm90 row"), (262144, 4096, "not in profile")]
+    assert "- Median x: 1.100" in text and "- Minimum x: 0.850" in text and "- Below 0.9: 1" in text
+    assert "| 2048x4096x4096 | 85.0 | sm90_bf16_64x256x64_s5_c2x1_pp_i64 | 100.0 | 0.850 |" in text
+    assert "not met (on the 5 measured shapes; 3 missing)**" in text
+
+
+def test_sm90_models_target_met():
+    prof = {}
+    shapes = []
+    for m, x in ((2048, 0.95), (4096, 1.0), (8192, 1.05), (16384, 1.02)):
+        key = (m, 4096, 4096, "False", BF16, BF16)
+        shapes.append(key)
+        prof[key] = {"cublaslt": {"libtype": "cublaslt", "us": 100.0 * x, "pieces": 1},
+                     "sm90_a_i32": {"libtype": "sm90", "us": 100.0, "pieces": 1}}
+    res = sm90_report.models_section(prof, shapes)
+    assert res["median"] == pytest.approx(1.01)
+    assert res["min"] == pytest.approx(0.95)
+    assert res["below"] == 0 and res["missing"] == []
+    assert res["status"] == "met"
+
+
+def test_sm90_index_width_pairs(tmp_path):
+    a, b = "sm90_bf16_128x128x64_s5_c1x1_pp", "sm90_bf16_128x160x64_s5_c1x1"
+    rows = profile_rows(4096, 4096, 4096, "False", {a + "_i32": 100.0, a + "_i64": 100.5,  # r 1.005
+                                                    b + "_i32": 100.0, b + "_i64": 103.0,  # r 1.03
+                                                    a + "_etma_i64": 50.0,  # no i32 twin: skipped
+                                                    "sm90_bf16_swapab_64x64x64_s12_cks_i64": 10.0,  # skipped
+                                                    "cublaslt": 90.0})
+    rows += profile_rows(8192, 4096, 4096, "False", {a + "_i32": 200.0, a + "_i64": 202.0,  # r 1.01
+                                                     b + "_i32": 50.0, b + "_i64": 50.0})  # r 1.0
+    rows += profile_rows(16384, 4096, 4096, "False", {a + "_i64": 300.0, b + "_i64": 400.0})
+    rows += profile_rows(16384, 4096, 4096, "False", {a + "_i32": 100.0, b + "_i32": 100.0}, ok=0)  # failed twins
+    text, j = run_sm90(tmp_path, rows)
+    ix = j["index"]
+    assert ix["pairs"] == 4
+    assert ix["median"] == pytest.approx(1.0075)
+    assert ix["within"] == pytest.approx(0.75)
+    cfgs = {c["config"]: c for c in ix["configs"]}
+    assert set(cfgs) == {a, b}
+    assert cfgs[a]["pairs"] == 2 and cfgs[a]["median"] == pytest.approx(1.0075)
+    assert cfgs[b]["pairs"] == 2 and cfgs[b]["median"] == pytest.approx(1.015)
+    assert ix["over"] == [b] and ix["status"] == "not met"
+    assert "| %s | 2 | 1.0075 | 100%% |" % a in text
+    assert "**Target i64 within 1%% of i32: not met; median r > 1.01: %s**" % b in text
+    # Without b's slow 4096 pair every configuration is within 1%.
+    prof = sm90_report.read_profile(tmp_path / "prof.csv")
+    del prof[(4096, 4096, 4096, "False", BF16, BF16)][b + "_i64"]
+    ix = sm90_report.index_section(prof)
+    assert ix["pairs"] == 3 and ix["status"] == "met"
+
+
+def test_sm90_reads_gzip_profile(tmp_path):
+    rows = [r for m in SEED_MS for r in seed_rows(m, 110.0, 100.0)]
+    rows += profile_rows(8192, 6144, 1280, "True", {"sm90_bf16_128x128x64_s5_c1x1_pp_i64": 101.0})
+    text, j = run_sm90(tmp_path, rows, gz=True)
+    assert [r["x"] for r in j["seed"]["rows"]] == pytest.approx([1.1] * 5)
+    assert j["seed"]["status"] == "met"  # x = 1.10 exactly meets x >= 1.10
+    assert j["index"]["pairs"] == 1 and j["index"]["median"] == pytest.approx(1.01)
+    assert "From the tuner's profile `prof.csv.gz`" in text
