@@ -226,6 +226,28 @@ def test_sm90_seed_missing_m_is_not_measured(tmp_path):
     assert "**Target x >= 1.10 at every M: not measured**" in text
 
 
+def test_sm90_compares_within_the_final_round(tmp_path):
+    # A shape with a final round: the first-round-only sm90 row (faster on paper) is not compared; a shape whose final
+    # round holds no sm90 kernel is missing, with that reason.
+    def with_final(rows, finals):
+        for r in rows:
+            r["final"] = 1 if r["kernel"] in finals else 0
+        return rows
+    big = "sm90_bf16_64x256x64_s5_c1x1_pp_i32"
+    rows = with_final(profile_rows(4096, 4096, 4096, "False", {"cublaslt": 100.0, "cublaslt_h1": 98.0,
+                                                                big: 95.0, "sm90_bf16_128x128x64_s5_c1x1_pp_i32": 80.0}),
+                      {"cublaslt", "cublaslt_h1", big})
+    rows += with_final(profile_rows(8192, 4096, 4096, "False", {"cublaslt": 200.0, "cublaslt_h1": 190.0,
+                                                                big: 150.0}), {"cublaslt", "cublaslt_h1"})
+    text, j = run_sm90(tmp_path, rows, models=[models_shape(4096, 4096, 4096), models_shape(8192, 4096, 4096)])
+    m = j["models"]
+    assert m["count"] == 1
+    assert m["rows"][0]["kernel"] == big
+    assert m["rows"][0]["x"] == pytest.approx(100.0 / 95.0)
+    assert m["missing"] == [{"shape": [8192, 4096, 4096, "False", BF16, BF16],
+                             "why": "no sm90 kernel in the tuner's final round"}]
+
+
 def test_sm90_models_median_min_and_baseline(tmp_path):
     # Five M >= 2048 shapes with x = 0.85, 1.0, 1.1, 1.2, 1.3 (median 1.1, minimum 0.85: one below 0.9, target not
     # met); each with a cuBLASLt heuristic algo far faster than the default, which must not be taken as the baseline.
