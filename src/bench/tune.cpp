@@ -109,14 +109,13 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
 std::vector<size_t> choose_finalists(const std::vector<const CandidateResult*>& ranked, int finalists,
                                      const std::string& default_kernel) {
   std::vector<size_t> out;
-  std::vector<Backend> present;
+  std::vector<Backend> seen;  // backends of the candidates before i (ranked is fastest first)
   for (size_t i = 0; i < ranked.size(); ++i) {
     const CandidateResult& r = *ranked[i];
-    const bool first_of_backend = std::find(present.begin(), present.end(), r.backend) == present.end();
-    if (int(out.size()) < finalists || r.kernel == default_kernel || (finalists > 0 && first_of_backend)) {
+    const bool fastest_of_backend = std::find(seen.begin(), seen.end(), r.backend) == seen.end();
+    if (fastest_of_backend) seen.push_back(r.backend);
+    if (int(out.size()) < finalists || r.kernel == default_kernel || (finalists > 0 && fastest_of_backend))
       out.push_back(i);
-      if (first_of_backend) present.push_back(r.backend);
-    }
   }
   return out;
 }
