@@ -23,7 +23,8 @@ import re
 import statistics
 import sys
 
-SHAPE_COLS = ("M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle")
+from tune_profile import SHAPE_COLS, passing_rows
+
 SHORT = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
 
 
@@ -49,22 +50,10 @@ def read_table(path):
 
 
 def read_profile(path):
-    """{shape key: {kernel: us}} for the candidates that passed (ok = 1, us > 0)."""
+    """{shape key: {kernel: us}} of the passing candidates (tune_profile.passing_rows)."""
     out = {}
-    with open(path, newline="") as f:
-        rows = csv.reader(f)
-        header = next(rows)
-        idx = {name: i for i, name in enumerate(header)}
-        for r in rows:
-            if len(r) < len(header) - 1:
-                continue
-            key = tuple(r[idx[c]].strip() for c in SHAPE_COLS)
-            try:
-                ok, us = r[idx["ok"]].strip() == "1", float(r[idx["us"]])
-            except ValueError:
-                continue
-            if ok and us > 0:
-                out.setdefault(key, {})[r[idx["kernel"]].strip()] = us
+    for r, us in passing_rows(path):
+        out.setdefault(shape_key(r), {})[r["kernel"]] = us
     return out
 
 

@@ -17,6 +17,8 @@ import re
 import sys
 from collections import defaultdict
 
+from tune_profile import passing_rows
+
 BW_TARGET = 0.85
 CUBLASLT_LOW = 0.70
 BIG_NK = 16 * 1024 * 1024
@@ -49,14 +51,12 @@ def copy_from_log(path):
 def crossover(profile):
     """{(N, K, bias): [(M, best skinny us, best sm90 us)]} from the tuner's profile."""
     best = defaultdict(dict)  # (shape) -> backend -> us
-    with open(profile, newline="") as f:
-        for r in csv.DictReader(f):
-            if r["ok"] != "1" or float(r["us"]) <= 0 or r["libtype"] not in ("skinny", "sm90"):
-                continue
-            k = shape_key(r)
-            us = float(r["us"])
-            if us < best[k].get(r["libtype"], 1e30):
-                best[k][r["libtype"]] = us
+    for r, us in passing_rows(profile):
+        if r["libtype"] not in ("skinny", "sm90"):
+            continue
+        k = shape_key(r)
+        if us < best[k].get(r["libtype"], 1e30):
+            best[k][r["libtype"]] = us
     layers = defaultdict(list)
     for (m, n, kk, bias), b in best.items():
         layers[(n, kk, bias)].append((m, b.get("skinny"), b.get("sm90")))

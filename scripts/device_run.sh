@@ -75,7 +75,7 @@ for step in $STEPS; do
           done
           unset TGEMM_CONFIG
           # The crossover table comes from this run's tune profile, else from the shipped one.
-          PROF_CSV="$OUT/tune_profile.csv"; [ -f "$PROF_CSV" ] || { PROF_CSV="$OUT/shipped_profile.csv"; zcat docs/data/tune_profile.csv.gz > "$PROF_CSV"; }
+          PROF_CSV="$OUT/tune_profile.csv"; [ -f "$PROF_CSV" ] || PROF_CSV=docs/data/tune_profile.csv.gz
           PROF="--profile $PROF_CSV"
           python3 scripts/decode_report.py --bench graph="$OUT/bench_decode_graph.csv" --bench plain="$OUT/bench_decode_plain.csv" \
             --copy-from-log "$OUT/bench_decode_graph.log" $PROF --stream-probe docs/data/stream_probe.csv -o "$OUT/decode_report.md" | tail -2 ;;

@@ -5,10 +5,9 @@ subset of shapes into a shipped table while keeping every other shape's recorded
     python3 scripts/profile_without.py docs/data/tune_profile.csv.gz subset.csv > tune_profile.csv
 """
 import csv
-import gzip
 import sys
 
-SHAPE_COLS = ["M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle"]
+from tune_profile import SHAPE_COLS, open_text
 
 
 def main():
@@ -17,8 +16,7 @@ def main():
     prof, shapes = sys.argv[1], sys.argv[2]
     with open(shapes, newline="") as f:
         drop = {tuple(r[c].strip() for c in SHAPE_COLS) for r in csv.DictReader(f)}
-    opener = gzip.open if prof.endswith(".gz") else open
-    with opener(prof, "rt", newline="") as f:
+    with open_text(prof) as f:
         rows = csv.reader(f)
         header = next(rows)
         idx = [header.index(c) for c in SHAPE_COLS]

@@ -19,14 +19,14 @@ Three targets, each reported as met / not met (or not measured where the profile
 """
 import argparse
 import csv
-import gzip
-import io
 import json
 import math
 import os
 import statistics
 import sys
 from collections import defaultdict
+
+from tune_profile import open_text, passing_rows
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -50,34 +50,16 @@ def shape_str(k):
     return "%dx%dx%d%s" % (k[0], k[1], k[2], " +bias" if k[3] == "True" else "")
 
 
-def open_text(path):
-    """A text stream of a plain or gzip-compressed file (told apart by the gzip magic, not the name)."""
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), newline="")
-    return open(path, newline="")
-
-
 def read_profile(path):
-    """{shape: {kernel: {"libtype", "us", "pieces"}}}, the ok rows with a positive time only. A kernel listed twice
-    for one shape (profiles appended to one another) keeps its faster time."""
+    """{shape: {kernel: {"libtype", "us", "pieces", "final"}}} of the passing rows (tune_profile.passing_rows). A
+    kernel listed twice for one shape (profiles appended to one another) keeps its faster time."""
     prof = defaultdict(dict)
-    with open_text(path) as f:
-        for r in csv.DictReader(f):
-            if r["ok"].strip() != "1":
-                continue
-            try:
-                us = float(r["us"])
-            except ValueError:
-                continue
-            if not (us > 0 and math.isfinite(us)):
-                continue
-            kern = r["kernel"].strip()
-            d = prof[shape_key(r)]
-            if kern not in d or us < d[kern]["us"]:
-                d[kern] = {"libtype": r["libtype"].strip(), "us": us, "pieces": int(r.get("pieces") or 1),
-                           "final": (r.get("final") or "0").strip() == "1"}
+    for r, us in passing_rows(path):
+        kern = r["kernel"]
+        d = prof[shape_key(r)]
+        if kern not in d or us < d[kern]["us"]:
+            d[kern] = {"libtype": r["libtype"], "us": us, "pieces": int(r.get("pieces") or 1),
+                       "final": r.get("final", "0") == "1"}
     return dict(prof)
 
 

@@ -334,3 +334,39 @@ def test_sm90_reads_gzip_profile(tmp_path):
     assert j["seed"]["status"] == "met"  # x = 1.10 exactly meets x >= 1.10
     assert j["index"]["pairs"] == 1 and j["index"]["median"] == pytest.approx(1.01)
     assert "From the tuner's profile `prof.csv.gz`" in text
+
+
+def test_tune_profile_passing_rows_plain_and_gzip(tmp_path):
+    """The one reader of tune profiles: only candidates that ran and passed with a finite positive time, values
+    stripped, the same rows from a plain and a gzip-compressed file (told apart by content, not by name)."""
+    import tune_profile
+
+    text = ("M,N,K,bias,kernel,libtype,ok,us,note\n"
+            "8, 4096,4096,False, good ,sm90,1, 12.5 , -\n"
+            "8,4096,4096,False,failed,sm90,0,3.0,err_ratio\n"
+            "8,4096,4096,False,nan_time,sm90,1,nan, -\n"
+            "8,4096,4096,False,zero_time,sm90,1,0, -\n"
+            "8,4096,4096,False,no_time,sm90,1,-, -\n"
+            "8,4096,4096,False,old_format,cublaslt,1,20.0\n"
+            "8,4096,4096,False,cut_short,sm90\n")
+    plain = tmp_path / "prof.csv"
+    plain.write_text(text)
+    packed = tmp_path / "prof_no_gz_suffix"
+    with gzip.open(packed, "wt", newline="") as f:
+        f.write(text)
+    for path in (plain, packed):
+        rows = list(tune_profile.passing_rows(str(path)))
+        assert [(r["kernel"], us) for r, us in rows] == [("good", 12.5), ("old_format", 20.0)]
+        assert rows[0][0]["N"] == "4096" and rows[0][0]["libtype"] == "sm90"
+
+
+def test_crossover_reads_gzip_profile(tmp_path):
+    prof = tmp_path / "prof.csv.gz"
+    with gzip.open(prof, "wt", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["M", "N", "K", "bias", "kernel", "libtype", "ok", "us"])
+        w.writeheader()
+        for m, sk, sm in ((16, 10.0, 30.0), (32, 14.0, 20.0), (64, 25.0, 18.0)):
+            w.writerow({"M": m, "N": 1280, "K": 8192, "bias": "False", "kernel": "s", "libtype": "skinny", "ok": 1, "us": sk})
+            w.writerow({"M": m, "N": 1280, "K": 8192, "bias": "False", "kernel": "g", "libtype": "sm90", "ok": 1, "us": sm})
+    assert decode_report.crossover(str(prof)) == {
+        (1280, 8192, "False"): [(16, 10.0, 30.0), (32, 14.0, 20.0), (64, 25.0, 18.0)]}
