@@ -66,12 +66,8 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
     r.ok = r.note.empty();
     out->push_back(r);
   }
-  // A candidate's result row (one per kernel name).
-  auto result_of = [&](const Plan* pl) -> CandidateResult* {
-    for (CandidateResult& r : *out)
-      if (r.kernel == pl->kernel->name()) return &r;
-    return nullptr;
-  };
+  // A candidate's result row: step 1 wrote one per candidate, in the order of `cands`.
+  auto result_of = [&](const Plan* pl) -> CandidateResult* { return &(*out)[size_t(pl - cands.data())]; };
   // 2. The passing candidates timed interleaved, so clock drift hits them alike.
   auto time_round = [&](const std::vector<const Plan*>& plans, const TimingOptions& t_opt, bool final_round) -> Status {
     std::vector<Launch> launches;
@@ -79,12 +75,12 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
     std::vector<Timing> t;
     if (launches.empty()) return Status::Ok();
     if (Status st = time_interleaved(launches, o.rotations, t_opt, stream, &t); !st.ok()) return st;
-    for (size_t i = 0; i < plans.size(); ++i)
-      if (CandidateResult* r = result_of(plans[i])) {
-        r->us = t[i].median_us;
-        r->finalist = final_round;
-        if (!t[i].ok) r->ok = false, r->note = t[i].status.to_string();
-      }
+    for (size_t i = 0; i < plans.size(); ++i) {
+      CandidateResult* r = result_of(plans[i]);
+      r->us = t[i].median_us;
+      r->finalist = final_round;
+      if (!t[i].ok) r->ok = false, r->note = t[i].status.to_string();
+    }
     return Status::Ok();
   };
   if (Status st = time_round(passed, opt.timing, false); !st.ok()) return st;
@@ -92,7 +88,7 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
   const std::string lt = Registry::get().cublaslt() ? Registry::get().cublaslt()->name() : "";
   std::vector<const Plan*> ranked;
   for (const Plan* pl : passed)
-    if (const CandidateResult* r = result_of(pl); r && r->ok && r->us > 0) ranked.push_back(pl);
+    if (const CandidateResult* r = result_of(pl); r->ok && r->us > 0) ranked.push_back(pl);
   std::stable_sort(ranked.begin(), ranked.end(), [&](const Plan* a, const Plan* b) { return result_of(a)->us < result_of(b)->us; });
   std::vector<const CandidateResult*> ranked_results;
   for (const Plan* pl : ranked) ranked_results.push_back(result_of(pl));
