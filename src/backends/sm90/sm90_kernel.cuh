@@ -93,7 +93,7 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
   const Smem<T> sm(smem_base);
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
-  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, ep.splits);
+  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, num_k, ep.splits);
   uint32_t s = 0, phase = 0;
   for (; sched.valid(); sched.advance()) {
     uint32_t mb, nb, kb, ke;
@@ -156,7 +156,7 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUten
     }
   };
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
-  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, ep.splits);
+  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, 0, ep.splits);  // no k-ranges needed here
   uint32_t phase = 0;
   for (; sched.valid(); sched.advance()) {
     uint32_t mb, nb;
@@ -428,7 +428,7 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
   const Smem<T> sm(smem_base);
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
-  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, ep.splits);
+  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, num_k, ep.splits);
 
   const uint32_t g = warp / 4 - 1;  // consumer warpgroup
   const uint32_t wwarp = warp % 4;  // warp within it

@@ -3,8 +3,9 @@
 // which is what keeps their pipelines in step without any communication beyond the mbarriers.
 //
 // Split-K (SK): the walk is over work units, `splits` per tile, unit u = tile * splits + split; split s covers
-// k-steps [s * num_k / splits, (s + 1) * num_k / splits). A tile's splits are consecutive units, so consecutive
-// CTAs run them at the same time and the last of them to finish finds the others' partials already written.
+// q or q + 1 k-steps (q = num_k / splits, the first num_k % splits splits one more). A tile's splits are consecutive
+// units, so consecutive CTAs run them at the same time and the last of them to finish finds the others' partials
+// already written.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +25,17 @@ struct TileScheduler {
   uint32_t linear;    // current cluster tile (split-K: work unit)
   uint32_t stride;    // number of clusters in the grid
   uint32_t splits;    // 1 without split-K
+  // Split-K: the current unit's tile and split, kept up to date by advance() without a division per unit, and the
+  // k-step partition (split s covers q or q + 1 k-steps from s * q + min(s, r)). With a division by the run-time
+  // `splits` per unit in every role (and two 64-bit ones in k_range), the split-K kernel ran 6-14% behind its plain
+  // twin even unsplit; with the plain scheduler compiled in, even with it (runs 118 and 124, docs/benchmarks.md).
+  uint32_t cur_tile, cur_split;
+  uint32_t stride_tiles, stride_splits;  // stride = stride_tiles * splits + stride_splits
+  uint32_t k_q, k_r;
 
-  // Precondition (can_implement): the unit count fits in 31 bits.
-  __device__ TileScheduler(uint32_t m, uint32_t n, uint32_t cluster_id, uint32_t num_clusters, uint32_t splits_ = 1) {
+  // Precondition (can_implement): the unit count fits in 31 bits; 1 <= splits <= num_k (launch clamps it).
+  __device__ TileScheduler(uint32_t m, uint32_t n, uint32_t cluster_id, uint32_t num_clusters, uint32_t num_k = 0,
+                           uint32_t splits_ = 1) {
     const uint32_t m_blocks = (m + BM - 1) / BM, n_blocks = (n + BN - 1) / BN;
     cm_tiles = (m_blocks + CM - 1) / CM;
     cn_tiles = (n_blocks + CN - 1) / CN;
@@ -34,17 +43,24 @@ struct TileScheduler {
     total = cm_tiles * cn_tiles * splits;
     linear = cluster_id;
     stride = num_clusters;
+    if constexpr (SK) {
+      cur_tile = cluster_id / splits;
+      cur_split = cluster_id % splits;
+      stride_tiles = num_clusters / splits;
+      stride_splits = num_clusters % splits;
+      k_q = num_k / splits;
+      k_r = num_k % splits;
+    }
   }
 
   // The current unit's tile (its index among the cluster tiles) and split.
-  __device__ uint32_t tile() const { return SK ? linear / splits : linear; }
-  __device__ uint32_t split() const { return SK ? linear % splits : 0u; }
-  // The current unit's k-steps [kb, ke) of the tile's num_k.
+  __device__ uint32_t tile() const { return SK ? cur_tile : linear; }
+  __device__ uint32_t split() const { return SK ? cur_split : 0u; }
+  // The current unit's k-steps [kb, ke) of the tile's num_k (the num_k the scheduler was built with, under split-K).
   __device__ void k_range(uint32_t num_k, uint32_t& kb, uint32_t& ke) const {
     if constexpr (SK) {
-      const uint32_t s = split();
-      kb = uint32_t(uint64_t(s) * num_k / splits);
-      ke = uint32_t(uint64_t(s + 1) * num_k / splits);
+      kb = cur_split * k_q + min(cur_split, k_r);
+      ke = kb + k_q + (cur_split < k_r ? 1u : 0u);
     } else {
       kb = 0;
       ke = num_k;
@@ -52,7 +68,17 @@ struct TileScheduler {
   }
 
   __device__ bool valid() const { return linear < total; }
-  __device__ void advance() { linear += stride; }
+  __device__ void advance() {
+    linear += stride;
+    if constexpr (SK) {
+      cur_tile += stride_tiles;
+      cur_split += stride_splits;
+      if (cur_split >= splits) {
+        cur_split -= splits;
+        ++cur_tile;
+      }
+    }
+  }
   // Whether the tile `ahead` steps further along this CTA's sequence exists.
   __device__ bool valid_ahead(uint32_t ahead) const { return uint64_t(linear) + uint64_t(ahead) * stride < total; }
 
