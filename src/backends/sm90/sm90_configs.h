@@ -18,8 +18,9 @@
 //            default ranks it behind pp 64x256 (same tile count, weight 0.95): for the tuned table.
 //   64x256 pp s5 c1x1 skauto: the workhorse with deterministic split-K, the split count per problem
 //            (choose_splits in sm90_launch.cuh). Run 6 measured no shape of the suites where splitting pays (the fp32
-//            partials cost ~5-10 us per unit), and this variant 5-12% behind its plain twin even unsplit, so the
-//            untuned default never picks it; registered so that the split-K path stays tested and can be tuned or
+//            partials cost ~5-10 us per unit); unsplit it runs within ~1% of its plain twin (run 124; 5-14% behind
+//            before session 14). Where it splits (few tiles, long K) it beats the twin but not cuBLASLt (run 125), so
+//            the untuned default never picks it; registered so that the split-K path stays tested and can be tuned or
 //            forced (tgemm bench --kernel).
 // Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-7): staggered cooperative warpgroups (Traits Lag = 2: 1-2%
 // slower on 128x256 s3, 128x160 s5 and 128x128 s5, run 7), ping-pong 64x160 s7 (run 6: median 0.76x of
