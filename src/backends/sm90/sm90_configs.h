@@ -18,8 +18,8 @@
 //            default ranks it behind pp 64x256 (same tile count, weight 0.95): for the tuned table.
 //   64x256 pp s5 c1x1 skauto: the workhorse with deterministic split-K, the split count per problem
 //            (choose_splits in sm90_launch.cuh). Run 6 measured no shape of the suites where splitting pays (the fp32
-//            partials cost ~5-10 us per unit); unsplit it runs within ~1% of its plain twin (run 124; 5-14% behind
-//            before session 14). Where it splits (few tiles, long K) it beats the twin but not cuBLASLt (run 125), so
+//            partials cost ~5-10 us per unit); unsplit it runs within ~1% of its plain twin (run 125; 5-14% behind
+//            before session 14). Where it splits (few tiles, long K) it beats the twin but not cuBLASLt (run 126), so
 //            the untuned default never picks it; registered so that the split-K path stays tested and can be tuned or
 //            forced (tgemm bench --kernel).
 // Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-7): staggered cooperative warpgroups (Traits Lag = 2: 1-2%

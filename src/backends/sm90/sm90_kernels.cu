@@ -27,8 +27,8 @@ double tile_weight(const Config& c, const Problem& p) {
     // c2x1 twin 0.99-1.04x, so large M goes to the clustered one (or, without it, to the cooperative 128x256).
     w = c.cluster_m * c.cluster_n == 1 ? (p.m <= 131072 ? 1.05 : 0.97) : 1.03;
     // The split-K variant: within ~1% of its plain twin unsplit since its scheduler lost the per-unit divisions
-    // (run 124; 0.86-0.94x before), and where it splits faster than the twin (256 x 4096 x 14336: 48.8 against
-    // 70.9 us) but still behind cuBLASLt on every shape of the suites re-tuned (run 125). The score below does not
+    // (run 125; 0.86-0.94x before), and where it splits faster than the twin (256 x 4096 x 14336: 48.8 against
+    // 70.9 us) but still behind cuBLASLt on every shape of the suites re-tuned (run 126). The score below does not
     // model splitting, so it ranks behind the twin everywhere.
     if (c.splitk) w *= 0.90;
   } else if (c.pingpong) {
