@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "common/temp_path.h"
 #include "common/untabled_dispatcher.h"
 #include "dispatch/split.h"
 #include "registry/registry.h"
@@ -37,7 +38,7 @@ Problem seed(int64_t m) {
   return p;
 }
 
-std::string tmp(const std::string& name) { return (std::filesystem::temp_directory_path() / ("tgemm_rel_" + name)).string(); }
+std::string tmp(const std::string& name) { return testing::temp_path("rel_" + name); }
 
 // Serving threads use plans (plan(), resolve(), make_plan(), tables_summary()) while another thread reloads the
 // tables again and again. Every reference a serving call handed out must stay readable (ASan), and no access may

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/temp_path.h"
 #include "table/table.h"
 
 namespace tgemm {
@@ -19,7 +20,7 @@ std::string row(const std::string& gfx, int64_t m, double us, const std::string&
 
 bool known(const std::string& k, const std::string&) { return k == "cublaslt" || k == "cublaslt_h1"; }
 
-std::string tmp(const std::string& name) { return (std::filesystem::temp_directory_path() / ("tgemm_test_" + name)).string(); }
+std::string tmp(const std::string& name) { return tgemm::testing::temp_path("test_" + name); }
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 

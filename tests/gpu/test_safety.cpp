@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/temp_path.h"
 #include "bench/safety.h"
 #include "gpu_util.h"
 #include "registry/registry.h"
@@ -12,7 +13,7 @@ namespace {
 
 std::string seed_table(const Kernel& k) {
   DeviceInfo dev = DeviceInfo::current();
-  std::string path = (std::filesystem::temp_directory_path() / "tgemm_test_seed_table.csv").string();
+  std::string path = testing::temp_path("test_seed_table.csv");
   std::ofstream(path) << TunedTable::header() << "\n" << dev.arch << "," << dev.sm_count
                       << ",8192,6144,1280,True,torch.bfloat16,torch.bfloat16,False,False,sm90,0,1,100.0," << k.name() << ",0,0,0\n";
   return path;

@@ -57,7 +57,19 @@ double score(const Config& c, const Problem& p, int sms) {
   return tile_weight(c, p) * wave_eff * edge_eff;
 }
 
-std::vector<const Kernel*> default_candidates(const std::vector<const Sm90KernelBase*>& all, const Problem& p) {
+// Untuned default below this many rounds of tiles (of the best-scored configuration) on the SMs: none, so cuBLASLt
+// runs it; the same candidates then stand after cuBLASLt as fallbacks, for what it refuses. With few tiles the
+// persistent kernels' fixed start, partial last round and idle second consumer warpgroup dominate, where cuBLASLt has
+// split-K and small-tile kernels. Over the 160 bf16 shapes of the suites with M > 64, the tune profile (first-round
+// times deflated 7% to final-round ones) puts the untuned default at 0.876x cuBLASLt when it offers sm90 everywhere
+// (0.57-0.88x at M = 128-1024), 1.002x from 1 round, 1.011x from 2, 1.012x from 4 (13 shapes below 0.97x), 1.012x
+// from 6 (session 14).
+inline constexpr double kMinDefaultRounds = 4;
+
+// The sm90 configurations for `p`, best-scored first (at most three, each with its i32 and i64 variants), and
+// whether they are few-tiled (see kMinDefaultRounds).
+std::vector<const Kernel*> ranked_candidates(const std::vector<const Sm90KernelBase*>& all, const Problem& p,
+                                             bool* few_tiles) {
   // Below ~64 rows the problem is memory-bound on W and a skinny kernel wins; leave it to that backend.
   if (p.m <= 64) return {};
   const int sms = current_sm_count();
@@ -83,6 +95,11 @@ std::vector<const Kernel*> default_candidates(const std::vector<const Sm90Kernel
   }
   std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) { return a.score > b.score; });
   if (cands.size() > 3) cands.resize(3);
+  if (!cands.empty()) {
+    const Config& c = cands.front().i64->config();
+    const double tiles = std::ceil(double(p.m) / c.bm) * std::ceil(double(p.n) / c.bn);
+    *few_tiles = tiles < kMinDefaultRounds * sms;
+  }
   std::vector<const Kernel*> out;
   for (const Cand& cd : cands) {
     // The i32 variant is as fast (its offsets are off the critical path) but addresses less: offer it first only
@@ -115,7 +132,16 @@ void add_sm90_kernels(BackendKernels& out) {
   std::vector<const sm90::Sm90KernelBase*> mine;
   for (size_t i = first; i < out.kernels.size(); ++i)
     mine.push_back(static_cast<const sm90::Sm90KernelBase*>(out.kernels[i].get()));
-  out.defaults = [mine](const Problem& p) { return sm90::default_candidates(mine, p); };
+  out.defaults = [mine](const Problem& p) {
+    bool few = false;
+    std::vector<const Kernel*> c = sm90::ranked_candidates(mine, p, &few);
+    return few ? std::vector<const Kernel*>{} : c;
+  };
+  out.fallbacks = [mine](const Problem& p) {
+    bool few = false;
+    std::vector<const Kernel*> c = sm90::ranked_candidates(mine, p, &few);
+    return few ? c : std::vector<const Kernel*>{};
+  };
 }
 
 }  // namespace tgemm
