@@ -28,7 +28,8 @@ struct TileScheduler {
   // Split-K: the current unit's tile and split, kept up to date by advance() without a division per unit, and the
   // k-step partition (split s covers q or q + 1 k-steps from s * q + min(s, r)). With a division by the run-time
   // `splits` per unit in every role (and two 64-bit ones in k_range), the split-K kernel ran 6-14% behind its plain
-  // twin even unsplit; with the plain scheduler compiled in, even with it (runs 118, 124 and 125, docs/benchmarks.md).
+  // twin even unsplit; built with the plain scheduler instead it ran even with the twin, and with this one it is
+  // within ~1% (runs 118, 124 and 125, docs/benchmarks.md).
   uint32_t cur_tile, cur_split;
   uint32_t stride_tiles, stride_splits;  // stride = stride_tiles * splits + stride_splits
   uint32_t k_q, k_r;
