@@ -3,6 +3,9 @@
 
 - every sm90 kernel issues wgmma (HGMMA) and TMA loads (UTMALDG); the TMA-store ones (EpiMode 2) TMA stores (UTMASTG);
 - no sm90 or skinny kernel spills (cuobjdump -res-usage: STACK:0, LOCAL:0);
+- no persistent sm90 GEMM kernel (`gemm_kernel`) calls a subroutine (CALL): the split-K kernel's per-unit 64-bit
+  divisions were calls into the division routine, and it ran 6-14% behind its plain twin until they went
+  (docs/benchmarks.md, runs 118-125). The swap-AB kernel divides once per CTA (its K range), which costs nothing.
 - the k-step loop of every sm90 kernel (the GEMM skeleton and the swap-AB one) has no R2UR and at most --max-kstep
   instructions. Its wgmma descriptors and barrier addresses must stay in uniform registers: when they did not, the
   k-step was 131 instructions instead of 51 and the kernels 1.4-3% slower (docs/benchmarks.md, runs 109-113); the
@@ -108,6 +111,9 @@ def main():
         checked += 1
         need = ["HGMMA", "UTMALDG"] + (["UTMASTG"] if "EpiModeE2" in name else [])
         errors += [f"{name}: no {op}" for op in need if op not in text]
+        calls = sum(t.startswith("CALL") or " CALL" in t for _, t in INSTR.findall(text))
+        if calls and "gemm_kernel" in name:
+            errors.append(f"{name}: {calls} subroutine calls (CALL), e.g. a 64-bit division")
         loop = kstep_loop(text)
         r2ur = sum("R2UR" in t for t in loop)
         worst = max(worst, len(loop))
