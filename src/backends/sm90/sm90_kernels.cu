@@ -132,16 +132,17 @@ void add_sm90_kernels(BackendKernels& out) {
   std::vector<const sm90::Sm90KernelBase*> mine;
   for (size_t i = first; i < out.kernels.size(); ++i)
     mine.push_back(static_cast<const sm90::Sm90KernelBase*>(out.kernels[i].get()));
-  out.defaults = [mine](const Problem& p) {
-    bool few = false;
-    std::vector<const Kernel*> c = sm90::ranked_candidates(mine, p, &few);
-    return few ? std::vector<const Kernel*>{} : c;
+  // The ranked candidates are the untuned default where the tiles are many, and a fallback after cuBLASLt where
+  // they are few (kMinDefaultRounds).
+  auto when = [mine](bool few_tiles) {
+    return [mine, few_tiles](const Problem& p) {
+      bool few = false;
+      std::vector<const Kernel*> c = sm90::ranked_candidates(mine, p, &few);
+      return few == few_tiles ? c : std::vector<const Kernel*>{};
+    };
   };
-  out.fallbacks = [mine](const Problem& p) {
-    bool few = false;
-    std::vector<const Kernel*> c = sm90::ranked_candidates(mine, p, &few);
-    return few ? c : std::vector<const Kernel*>{};
-  };
+  out.defaults = when(false);
+  out.fallbacks = when(true);
 }
 
 }  // namespace tgemm
