@@ -37,7 +37,7 @@ void check_walk(uint32_t m, uint32_t n, uint32_t clusters, uint32_t num_k, uint3
       ASSERT_EQ(sched.split(), u % sp) << "unit " << u;
       uint32_t mb, nb, kb, ke;
       sched.block(0, 0, mb, nb);
-      sched.k_range(num_k, kb, ke);
+      sched.k_range(kb, ke);
       ASSERT_LT(mb, (m + BM - 1) / BM);
       ASSERT_LT(nb, (n + BN - 1) / BN);
       ++seen[{mb, nb, sched.split()}];

@@ -98,7 +98,7 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
   for (; sched.valid(); sched.advance()) {
     uint32_t mb, nb, kb, ke;
     sched.block(CM > 1 ? rank : 0, CN > 1 ? rank : 0, mb, nb);
-    sched.k_range(num_k, kb, ke);
+    sched.k_range(kb, ke);
     int32_t a_row, b_row;
     uint32_t a_dst_off = 0, b_dst_off = 0;
     if constexpr (CN > 1) {  // X slice multicast: this CTA fetches rows [rank*BM/2, (rank+1)*BM/2) of the tile
@@ -463,7 +463,7 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
   uint64_t pos = 0;  // ring position of unit j's first k-step
   for (uint32_t j = 0; sched.valid(); ++j, sched.advance()) {
     uint32_t kb, ke;
-    sched.k_range(num_k, kb, ke);
+    sched.k_range(kb, ke);
     const uint64_t pos0 = pos;
     pos += ke - kb;
     if ((j & 1u) != g) continue;

@@ -32,10 +32,11 @@ struct TileScheduler {
   // within ~1% (runs 118, 124 and 125, docs/benchmarks.md).
   uint32_t cur_tile, cur_split;
   uint32_t stride_tiles, stride_splits;  // stride = stride_tiles * splits + stride_splits
+  uint32_t num_k;      // k-steps of a tile
   uint32_t k_q, k_r;
 
   // Precondition (can_implement): the unit count fits in 31 bits; 1 <= splits <= num_k (launch clamps it).
-  __device__ TileScheduler(uint32_t m, uint32_t n, uint32_t cluster_id, uint32_t num_clusters, uint32_t num_k = 0,
+  __device__ TileScheduler(uint32_t m, uint32_t n, uint32_t cluster_id, uint32_t num_clusters, uint32_t num_k_ = 0,
                            uint32_t splits_ = 1) {
     const uint32_t m_blocks = (m + BM - 1) / BM, n_blocks = (n + BN - 1) / BN;
     cm_tiles = (m_blocks + CM - 1) / CM;
@@ -44,21 +45,22 @@ struct TileScheduler {
     total = cm_tiles * cn_tiles * splits;
     linear = cluster_id;
     stride = num_clusters;
+    num_k = num_k_;
     if constexpr (SK) {
       cur_tile = cluster_id / splits;
       cur_split = cluster_id % splits;
       stride_tiles = num_clusters / splits;
       stride_splits = num_clusters % splits;
-      k_q = num_k / splits;
-      k_r = num_k % splits;
+      k_q = num_k_ / splits;
+      k_r = num_k_ % splits;
     }
   }
 
   // The current unit's tile (its index among the cluster tiles) and split.
   __device__ uint32_t tile() const { return SK ? cur_tile : linear; }
   __device__ uint32_t split() const { return SK ? cur_split : 0u; }
-  // The current unit's k-steps [kb, ke) of the tile's num_k (the num_k the scheduler was built with, under split-K).
-  __device__ void k_range(uint32_t num_k, uint32_t& kb, uint32_t& ke) const {
+  // The current unit's k-steps [kb, ke) of the tile's num_k.
+  __device__ void k_range(uint32_t& kb, uint32_t& ke) const {
     if constexpr (SK) {
       kb = cur_split * k_q + min(cur_split, k_r);
       ke = kb + k_q + (cur_split < k_r ? 1u : 0u);
