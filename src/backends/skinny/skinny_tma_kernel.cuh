@@ -60,8 +60,8 @@ __device__ __forceinline__ void init_ring(uint32_t full0, uint32_t empty0, int s
     ptx::mbar_init(empty0 + 8 * i, kWarps);
   }
   ptx::fence_mbar_init();
-  asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.w) : "memory");
-  asm volatile("prefetch.tensormap [%0];" ::"l"(&tp.x) : "memory");
+  ptx::prefetch_tmap(&tp.w);
+  ptx::prefetch_tmap(&tp.x);
 }
 
 // One 64-wide k-step from ldmatrix fragments: a[kk] is the warp's 16 W rows x 16 k of k16 step kk, b[nb][h] the
