@@ -322,7 +322,7 @@ class ForcedSplit final : public Kernel {
   const Limits& limits() const override { return k_->limits(); }
   Verdict can_implement(const Problem& p) const override { return k_->can_implement(p); }
   Status run(const GemmArgs& a, void* ws, size_t bytes, cudaStream_t st) const override {
-    return k_->run_splits(a, ws, bytes, s_, st);
+    return k_->run_splits(a, ws, bytes, {s_}, st);
   }
   const sm90::Sm90KernelBase* base() const { return k_; }
 
@@ -468,7 +468,7 @@ static int mode_test(const Reg& reg) {
           p.m, p.n, p.k, p.ldx, p.ldw, in == DType::bf16);
       CK(cudaDeviceSynchronize());
       for (const Kernel* k : reg.all)
-        if (cfg_of(k).splitk && static_cast<const sm90::Sm90KernelBase*>(k)->splits_for(p) > 1) ++splits_used;
+        if (cfg_of(k).splitk && static_cast<const sm90::Sm90KernelBase*>(k)->split_plan(p).splits > 1) ++splits_used;
       for (const Kernel* k : ks) {
         if (!k->can_implement(p).ok()) continue;
         op.y.poison();
@@ -832,7 +832,7 @@ static int mode_few(const Reg& reg, Lt& lt) {
     std::string splits;
     for (const Kernel* k : reg.all)
       if (cfg_of(k).splitk && cfg_of(k).index_bits == 64)
-        splits += " " + k->name() + "=" + std::to_string(static_cast<const sm90::Sm90KernelBase*>(k)->splits_for(p));
+        splits += " " + k->name() + "=" + std::to_string(static_cast<const sm90::Sm90KernelBase*>(k)->split_plan(p).splits);
     printf("few %ldx%ldx%ld bias %d: default %s; auto splits:%s\n", long(sh.m), long(sh.n), long(sh.k), sh.bias,
            d.empty() ? "-" : d[0]->name().c_str(), splits.c_str());
     bench_problem(p, ks, lt, 7, true);

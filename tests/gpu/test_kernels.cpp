@@ -32,8 +32,13 @@ std::vector<Case> cases_for(const Kernel& k) {
     if (k.name().find("_ws_") != std::string::npos) shapes.push_back({l.max_m, 1032, 8216});
   } else {
     shapes = {{128, 256, 64}, {300, 520, 1280}, {1000, 1000, 264}, {1, 8, 8}, {129, 136, 72}, {2048, 768, 2048}};
-    // sm90 split-K (_skauto): {300, 520, 1280} already runs with 2 splits; this one with 4 (64x160) or more.
-    if (k.name().find("_skauto_") != std::string::npos) shapes.push_back({256, 1280, 4096});
+    // sm90 split-K (_skauto): {300, 520, 1280} already runs with 2 splits; {256, 1280, 4096} with 4 (64x160) or
+    // more; {1088, 2048, 3072} with a stream-K tail on 132 SMs (136 or 144 tiles: 4 or 12 of them split 8 ways).
+    // Other plans: SplitKEveryPlan below.
+    if (k.name().find("_skauto_") != std::string::npos) {
+      shapes.push_back({256, 1280, 4096});
+      shapes.push_back({1088, 2048, 3072});
+    }
     // sm90 swap-AB (small M, K split across a cluster): one token, a partly used token tile, odd N with a K tail
     // (these split 8, 4 and 2 ways); the forced split counts are SwapAbEverySplitCount below.
     if (k.name().find("_swapab_") != std::string::npos)
@@ -105,7 +110,7 @@ TEST(Kernels, SwapAbEverySplitCount) {
         Guarded g;
         TGEMM_OK(make_guarded(c, seed += 11, &g));
         ASSERT_TRUE(k->can_implement(g.args().p).ok()) << k->name() << " " << c.str();
-        TGEMM_OK(sk->run_splits(g.args(), nullptr, 0, s, nullptr));
+        TGEMM_OK(sk->run_splits(g.args(), nullptr, 0, {s}, nullptr));
         CUDA_OK(cudaDeviceSynchronize());
         bench::Compare cmp;
         TGEMM_OK(bench::compare(g.args(), bench::default_tol(c.out), &cmp, nullptr));
@@ -117,6 +122,55 @@ TEST(Kernels, SwapAbEverySplitCount) {
   }
   if (ran == 0) GTEST_SKIP() << "no swap-AB kernel registered in this build";
   std::printf("swap-AB: %d (kernel, split count, shape) runs checked\n", ran);
+}
+
+// The sm90 split-K kernels under plans that choose_splits may or may not pick on this GPU: every tile split, a
+// stream-K tail of 1, 3 or 7 tiles split 2 to 8 ways, and more split tiles than exist (clamped to all). Odd M and N,
+// a K tail, every output dtype, bias or not; Y poisoned and every element checked, guards intact, the workspace
+// filled with 0xFF first (the counters come from a memset), and a rerun bit-identical.
+TEST(Kernels, SplitKEveryPlan) {
+  int ran = 0;
+  uint64_t seed = 9300;
+  const sm90::SplitPlan plans[] = {{2, 1}, {3, 7}, {8, 3}, {5, sm90::SplitPlan::kAllTiles}, {2, 100000}};
+  for (const Kernel* k : kernels()) {
+    if (k->name().find("_skauto_") == std::string::npos || k->backend() != Backend::sm90) continue;
+    const auto* sk = static_cast<const sm90::Sm90KernelBase*>(k);
+    const sm90::Config& cfg = sk->config();
+    int i = 0;
+    for (const sm90::SplitPlan& plan : plans)
+      for (std::array<int64_t, 3> sh : {std::array<int64_t, 3>{1088, 2048, 1280}, {333, 1032, 2056}}) {
+        const DType out = i % 3 == 0 ? DType::fp32 : i % 3 == 1 ? DType::bf16 : DType::fp16;
+        const Case c{sh[0], sh[1], sh[2], cfg.in, out, i++ % 3, 0, 0, 0};
+        Guarded g;
+        TGEMM_OK(make_guarded(c, seed += 11, &g));
+        ASSERT_TRUE(k->can_implement(g.args().p).ok()) << k->name() << " " << c.str();
+        const size_t bytes = size_t(sm90::splitk_workspace_bytes(cfg.bm, cfg.bn, g.args().p, plan));
+        void* ws = nullptr;
+        if (bytes) {
+          CUDA_OK(cudaMalloc(&ws, bytes));
+          CUDA_OK(cudaMemset(ws, 0xFF, bytes));
+        }
+        const std::string what = k->name() + " plan " + std::to_string(plan.splits) + "/" +
+                                 std::to_string(plan.split_tiles) + " " + c.str();
+        TGEMM_OK(sk->run_splits(g.args(), ws, bytes, plan, nullptr));
+        CUDA_OK(cudaDeviceSynchronize());
+        bench::Compare cmp;
+        TGEMM_OK(bench::compare(g.args(), bench::default_tol(c.out), &cmp, nullptr));
+        EXPECT_EQ(cmp.unwritten, 0) << what << ": " << cmp.to_string();
+        EXPECT_EQ(cmp.not_close, 0) << what << ": " << cmp.to_string();
+        expect_guards_intact(g, k->name());
+        auto first = host_bytes(g.yv);
+        TGEMM_OK(bench::poison(g.yv, nullptr));
+        TGEMM_OK(sk->run_splits(g.args(), ws, bytes, plan, nullptr));
+        CUDA_OK(cudaDeviceSynchronize());
+        EXPECT_TRUE(first == host_bytes(g.yv)) << what << ": rerun is not bit-identical";
+        if (ws) cudaFree(ws);
+        if (::testing::Test::HasFailure()) return;
+        ++ran;
+      }
+  }
+  if (ran == 0) GTEST_SKIP() << "no sm90 split-K kernel registered in this build";
+  std::printf("sm90 split-K: %d (kernel, plan, shape) runs checked\n", ran);
 }
 
 // A split across CTAs counts arrivals per output tile. With the stream's zeroed counters (ZeroedCounters, as the

@@ -29,8 +29,9 @@ struct Config {
   int index_bits = 64;  // width of the Y offsets the epilogue computes
   EpiMode epi = EpiMode::staged;
   bool pingpong = false;  // each consumer warpgroup owns a whole BM x BN tile (see sm90_kernel.cuh)
-  // Split-K (ping-pong only): each output tile's k-steps may be divided among `splits` CTAs, chosen per problem at
-  // run time (1 where splitting does not pay); see sm90_kernel.cuh and choose_splits in sm90_launch.cuh.
+  // Split-K (ping-pong only): the k-steps of every output tile, or of a stream-K tail of them, may be divided among
+  // several CTAs, chosen per problem at run time (none where splitting does not pay); see sm90_kernel.cuh and
+  // choose_splits in sm90_split_plan.h.
   bool splitk = false;
   // Cooperative only: warpgroup 1 starts each tile `lag` k-steps after warpgroup 0 (0 = together); see run_consumer.
   int lag = 0;
@@ -41,7 +42,7 @@ struct Config {
 
 // e.g. "sm90_bf16_128x256x64_s3_c2x1_i32"; a direct epilogue adds "_ed", TMA stores "_etma", and the ping-pong
 // schedule "_pp" before the index width ("sm90_bf16_64x256x64_s4_c1x1_pp_i32": each consumer warpgroup computes a
-// 64x256 tile), and split-K with a per-problem split count "_skauto" after that
+// 64x256 tile), and split-K with a per-problem split plan "_skauto" after that
 // ("sm90_bf16_64x256x64_s5_c1x1_pp_skauto_i64").
 // The small-M skeleton: "sm90_bf16_swapab_64x64x64_s12_cks_i64" (64 W rows x 64 tokens x 64 k per CTA, 12 stages,
 // K split across a cluster by a per-problem count).

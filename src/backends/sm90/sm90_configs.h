@@ -16,12 +16,12 @@
 //            (run 6 best 0.80-0.81 on all of them). Its c2x1 twin measured 1-4% behind on these shapes.
 //   128x128 pp s5 c1x1: 4096x1024x1024 0.93x (pp 64x256 0.88) and some M = 2048 shapes (+2-3%); run 7. The untuned
 //            default ranks it behind pp 64x256 (same tile count, weight 0.95): for the tuned table.
-//   64x256 pp s5 c1x1 skauto: the workhorse with deterministic split-K, the split count per problem
-//            (choose_splits in sm90_launch.cuh). Run 6 measured no shape of the suites where splitting pays (the fp32
-//            partials cost ~5-10 us per unit); unsplit it runs within ~1% of its plain twin (run 125; 5-14% behind
-//            before session 14). Where it splits (few tiles, long K) it beats the twin but not cuBLASLt (run 126), so
-//            the untuned default never picks it; registered so that the split-K path stays tested and can be tuned or
-//            forced (tgemm bench --kernel).
+//   64x256 pp s5 c1x1 skauto: the workhorse with deterministic split-K, the split plan per problem
+//            (choose_splits in sm90_split_plan.h): every tile split where the tiles are few and K long, or a stream-K
+//            tail (the partial last round's tiles split, run first) where K is long and that round at most half
+//            full. The tail measured 2-3% faster than the unsplit twin at 16-31 rounds and 5-26% at 1-3 (run 132),
+//            so the untuned default takes it there; unsplit it runs within ~1% of the twin (run 125). Splitting every
+//            tile beats the twin but not cuBLASLt (run 126).
 // Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-7): staggered cooperative warpgroups (Traits Lag = 2: 1-2%
 // slower on 128x256 s3, 128x160 s5 and 128x128 s5, run 7), ping-pong 64x160 s7 (run 6: median 0.76x of
 // cuBLASLt on the models shapes, 0.79 at best on the N = 1280 ones), 128x128 and 256x128 cooperative, ping-pong 64x256
@@ -48,8 +48,12 @@
 // the seed and the 144 models shapes with M >= 256: 64x256 pp c1x1 +3.1% at M < 2048, -0.2% above; 128x128 pp +2.3%
 // / +0.4%; cooperative 128x256 c2x1 +4 to +14% at the seed. Not registered: 64x256 pp c2x1 (3 to 13% slower than its
 // staged twin at the seed, the only shapes where that tile is picked) and 128x160 (160 columns are no whole boxes).
+// The split-K twins of 64x256 and 128x128 pp (the stream-K tail, run 132: 128x128 0.99 -> 1.11x cuBLASLt at
+// 2048 x 3584 x 18944, 0.63 -> 0.81-0.84x at 512 x 4608 x 3584).
 #define TGEMM_SM90_BF16_TMA_CONFIGS(X)              \
   X(bf16, 64, 256, 5, 1, 1, tma, true, false, 0)    \
   X(bf16, 128, 256, 3, 2, 1, tma, false, false, 0)  \
   X(bf16, 128, 192, 4, 2, 1, tma, false, false, 0)  \
-  X(bf16, 128, 128, 5, 1, 1, tma, true, false, 0)
+  X(bf16, 128, 128, 5, 1, 1, tma, true, false, 0)   \
+  X(bf16, 64, 256, 5, 1, 1, tma, true, true, 0)     \
+  X(bf16, 128, 128, 5, 1, 1, tma, true, true, 0)

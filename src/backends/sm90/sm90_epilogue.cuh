@@ -24,11 +24,14 @@ struct EpilogueParams {
   uint32_t m = 0, n = 0;
   OutKind out = OutKind::bf16;
   BiasKind bias_kind = BiasKind::none;
-  // Split-K (Traits::kSplitK): the number of k-ranges per tile and, with more than one, one arrival counter per tile
-  // (zero at the launch, left zero by the tile's last arrival) and `splits` fp32 partial tiles per tile.
+  // Split-K (Traits::kSplitK): the number of k-ranges per split tile, and with splits > 1 one arrival counter per
+  // split tile (zero at the launch, left zero by the tile's last arrival), `splits` fp32 partial tiles per split
+  // tile, and the number of split tiles (the last ones of the scheduler's order; last in the struct, so the other
+  // fields keep their parameter offsets and the kernels without split-K their SASS).
   uint32_t splits = 1;
   uint32_t* counters = nullptr;
   float* partials = nullptr;
+  uint32_t split_tiles = 0;
 };
 
 // Element offset of Y[row, col]. The int32 variant reproduces the seed incident deliberately: the product is

@@ -22,8 +22,9 @@
 //                arrives there when it has issued its last k-step / written its staging.
 //
 // Split-K (Traits::kSplitK, ping-pong only; EpilogueParams::splits > 1): the CTAs walk work units, `splits` per
-// tile, each a k-range of the tile (sm90_scheduler.cuh). A unit's consumer writes its fp32 accumulators to the
-// workspace and counts itself in on the tile's counter; the one that arrives last sums every split's partial in
+// split tile (every tile, or a stream-K tail of them; the rest whole), each a k-range of the tile
+// (sm90_scheduler.cuh). A split unit's consumer writes its fp32 accumulators to the workspace and counts itself in
+// on the tile's counter; the one that arrives last sums every split's partial in
 // split order (so the bits do not depend on which CTA that is) and runs the usual epilogue (bias in fp32,
 // convert, store). Nobody waits for anybody, so there is no order between CTAs to deadlock on, and no float
 // atomics. The other units still take their epilogue turn with an empty staging pass, which keeps every parity
@@ -93,7 +94,7 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
   const Smem<T> sm(smem_base);
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
-  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, num_k, ep.splits);
+  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, num_k, ep.splits, ep.split_tiles);
   uint32_t s = 0, phase = 0;
   for (; sched.valid(); sched.advance()) {
     uint32_t mb, nb, kb, ke;
@@ -156,7 +157,7 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUten
     }
   };
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
-  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, 0, ep.splits);  // no k-ranges needed here
+  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, 0, ep.splits, ep.split_tiles);  // no k-ranges
   uint32_t phase = 0;
   for (; sched.valid(); sched.advance()) {
     uint32_t mb, nb;
@@ -370,11 +371,11 @@ __device__ __forceinline__ void pp_to_staging(float (&acc)[T::kMSub][T::kBN / 2]
 // __threadfence, then L2 (.cg) loads.
 template <class T>
 __device__ __forceinline__ bool splitk_reduce(float (&acc)[T::kMSub][T::kBN / 2], const EpilogueParams& ep,
-                                              uint32_t tile, uint32_t split, uint32_t flag, uint32_t g,
+                                              uint32_t split_tile, uint32_t split, uint32_t flag, uint32_t g,
                                               uint32_t tid) {
   constexpr int kJ = T::kBN / 8;                                  // float4s per m64 block per thread
   constexpr uint64_t kTileF4 = uint64_t(T::kBM) * T::kBN / 4;     // float4s per partial tile
-  float4* const base = reinterpret_cast<float4*>(ep.partials) + uint64_t(tile) * ep.splits * kTileF4 + tid;
+  float4* const base = reinterpret_cast<float4*>(ep.partials) + uint64_t(split_tile) * ep.splits * kTileF4 + tid;
   float4* const mine = base + uint64_t(split) * kTileF4;
 #pragma unroll
   for (int ms = 0; ms < T::kMSub; ++ms)
@@ -385,9 +386,9 @@ __device__ __forceinline__ bool splitk_reduce(float (&acc)[T::kMSub][T::kBN / 2]
   __threadfence();
   ptx::named_bar_sync(kBiasBar + g, 128);
   if (tid == 0) {
-    const bool last = atomicAdd(ep.counters + tile, 1u) == ep.splits - 1;
+    const bool last = atomicAdd(ep.counters + split_tile, 1u) == ep.splits - 1;
     // Every split has counted: the counter is left zero for the next launch (sm90_launch.cuh: no memset needed).
-    if (last) ep.counters[tile] = 0u;
+    if (last) ep.counters[split_tile] = 0u;
     ptx::st_shared_b32(flag, last ? 1u : 0u);
   }
   ptx::named_bar_sync(kBiasBar + g, 128);
@@ -428,7 +429,7 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
   const Smem<T> sm(smem_base);
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
-  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, num_k, ep.splits);
+  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, num_k, ep.splits, ep.split_tiles);
 
   const uint32_t g = warp / 4 - 1;  // consumer warpgroup
   const uint32_t wwarp = warp % 4;  // warp within it
@@ -496,7 +497,8 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
     // Split-K: outside the epilogue turn, so the other warpgroup's main loop hides the partials' traffic.
     bool write = true;
     if constexpr (T::kSplitK) {
-      if (ep.splits > 1) write = splitk_reduce<T>(acc, ep, sched.tile(), sched.split(), sm.flags + 4 * g, g, tid);
+      if (sched.split_unit())
+        write = splitk_reduce<T>(acc, ep, sched.split_index(), sched.split(), sm.flags + 4 * g, g, tid);
     }
 
     // Our epilogue turn: the other warpgroup has written unit j - 1 into the staging buffer; the storers' drain of

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backends/sm90/sm90_config.h"
+#include "backends/sm90/sm90_split_plan.h"
 #include "tgemm/kernel.h"
 
 namespace tgemm::sm90 {
@@ -37,11 +38,11 @@ class Sm90KernelBase : public Kernel {
   const std::string& name() const override { return name_; }
   Backend backend() const override { return Backend::sm90; }
   const Limits& limits() const override { return lim_; }
-  // Split-K configurations: the split count `run` picks for a problem (1 for the others).
-  virtual uint32_t splits_for(const Problem&) const { return 1; }
-  // `run` with a given split count (development harness, tests); the persistent skeleton's split-K needs
+  // Split-K configurations: the split plan `run` picks for a problem (no split for the others).
+  virtual SplitPlan split_plan(const Problem&) const { return {}; }
+  // `run` with a given split plan (development harness, tests); the persistent skeleton's split-K needs
   // splitk_workspace_bytes of workspace.
-  virtual Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, uint32_t splits,
+  virtual Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, SplitPlan plan,
                             cudaStream_t stream) const = 0;
 
  protected:

@@ -26,11 +26,6 @@ double tile_weight(const Config& c, const Problem& p) {
     // Unclustered: best up to M ~ 1e5 at every K measured. At M >= 262144 it measured 0.85-1.06x (bimodal), its
     // c2x1 twin 0.99-1.04x, so large M goes to the clustered one (or, without it, to the cooperative 128x256).
     w = c.cluster_m * c.cluster_n == 1 ? (p.m <= 131072 ? 1.05 : 0.97) : 1.03;
-    // The split-K variant: within ~1% of its plain twin unsplit since its scheduler lost the per-unit divisions
-    // (run 125; 0.86-0.94x before), and where it splits faster than the twin (256 x 4096 x 14336: 48.8 against
-    // 70.9 us) but still behind cuBLASLt on every shape of the suites re-tuned (run 126). The score below does not
-    // model splitting, so it ranks behind the twin everywhere.
-    if (c.splitk) w *= 0.90;
   } else if (c.pingpong) {
     w = 0.95;
   } else {
@@ -46,13 +41,21 @@ double tile_weight(const Config& c, const Problem& p) {
   return c.epi == EpiMode::direct ? 0.8 * w : w;  // the direct epilogue measured ~0.8x of staged
 }
 
-double score(const Config& c, const Problem& p, int sms) {
+double score(const Sm90KernelBase& k, const Problem& p, int sms) {
+  const Config& c = k.config();
   const double mt = std::ceil(double(p.m) / c.bm), nt = std::ceil(double(p.n) / c.bn);
   const double tiles = mt * nt;
   const double waves = std::ceil(tiles / sms);
-  // Split-K configurations are scored as if unsplit: no split measured faster than no split (run 6), so the
-  // default does not bet on the split model; a tuned table can still pick them where they measure best.
-  const double wave_eff = tiles / (waves * sms);
+  double wave_eff = tiles / (waves * sms);
+  if (c.splitk) {
+    // A stream-K tail is scored by its modelled round efficiency: it measured faster than the unsplit twin on every
+    // shape where choose_splits gives one (run 132: +2-3% at 16-31 rounds, more at fewer). Every other split-K
+    // configuration ranks behind its twin: unsplit it runs within ~1% of it (run 125), and where it splits every
+    // tile (few tiles, long K) it beat the twin but not cuBLASLt on any shape of the suites re-tuned (run 126).
+    const SplitPlan plan = k.split_plan(p);
+    const bool tail = plan.splits > 1 && plan.split_tiles != SplitPlan::kAllTiles;
+    wave_eff = tail ? std::min(1.0, choose_splits(c.bm, c.bn, p, sms).eff) : 0.90 * wave_eff;
+  }
   const double edge_eff = double(p.m) * double(p.n) / (mt * c.bm * nt * c.bn);
   return tile_weight(c, p) * wave_eff * edge_eff;
 }
@@ -85,7 +88,7 @@ std::vector<const Kernel*> ranked_candidates(const std::vector<const Sm90KernelB
     // The TMA-store twins too: they have their staged twin's limits (no use as a fallback) and won or lost against
     // it by shape (run 102), which only a tuned table can tell.
     if (c.in != p.in_dtype || c.index_bits != 64 || c.swapab || c.epi == EpiMode::tma) continue;
-    Cand cd{nullptr, k, score(c, p, sms)};
+    Cand cd{nullptr, k, score(*k, p, sms)};
     for (const Sm90KernelBase* o : all) {
       Config oc = o->config();
       oc.index_bits = 64;

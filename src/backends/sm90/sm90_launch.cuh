@@ -16,6 +16,7 @@
 #include "backends/sm90/sm90_config.h"
 #include "backends/sm90/sm90_kernel.cuh"
 #include "backends/sm90/sm90_kernel_base.h"
+#include "backends/sm90/sm90_split_plan.h"
 #include "core/env.h"
 #include "core/per_device.h"
 #include "core/split_counters.h"
@@ -67,57 +68,12 @@ inline EpilogueParams epilogue_params(const GemmArgs& a) {
   return ep;
 }
 
-// Split-K cost model, in k-steps of one tile on one SM: a persistent CTA runs its units one after another, so a
-// split count s costs ceil(units / sms) rounds of (k-steps per unit + kUnitFixed), plus, with s > 1, kSplitUnit per
-// unit for the partials (write one fp32 tile, fence, count in, the last reads all s). kSplitUnit is fitted to run 6
-// (scripts/dev/SM90_NOTES.md): 12-34 k-steps of a 64x256 tile (5-10 us) per unit on 2048/4096 x 1280 at K = 1280
-// and 8192; with it no shape of the suites with M >= 2048 splits, and small-M shapes with long K (a handful of
-// tiles) do. Run 80 (session 9, TGEMM_SM90_SPLITS forced, 18 shapes with M = 128-1024 and few tiles): without the
-// counter memset splitting pays at some (128x1280x8192 42.3 us unsplit, 19.5 with 4 splits; 256x1280x8192 42.3 /
-// 20.6; 1024x1024x4096 24.6 / 20.1 with 2) and still loses at most, and the best split count stays behind
-// cuBLASLt there (11.0, 14.5, 15.0 us: 1.3-1.8x); the model was left as it is.
-struct SplitChoice {
-  uint32_t splits = 1;
-  double eff = 1;  // tensor-core time of the ideal spread over every SM / modelled time
-};
-inline constexpr uint32_t kMaxSplits = 8;
-inline constexpr uint32_t kMinKStepsPerSplit = 8;
-inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms) {
-  const double tiles = double((uint64_t(p.m) + bm - 1) / bm) * double((uint64_t(p.n) + bn - 1) / bn);
-  const uint64_t nk = (uint64_t(p.k) + 63) / 64;
-  constexpr double kUnitFixed = 2, kSplitUnit = 24;
-  auto cost = [&](uint32_t s) {
-    const double rounds = std::ceil(tiles * s / sms);
-    const double per = double((nk + s - 1) / s) + kUnitFixed + (s > 1 ? kSplitUnit : 0.0);
-    return rounds * per;
-  };
-  const double ideal = tiles * double(nk + kUnitFixed) / sms;
-  SplitChoice best{1, ideal / cost(1)};
-  // Splitting must win clearly: the model ignores the counter memset and the partials' L2 footprint.
-  for (uint32_t s = 2; s <= kMaxSplits && nk / s >= kMinKStepsPerSplit && tiles * s <= double(INT32_MAX); ++s) {
-    const double e = ideal / cost(s);
-    if (e > best.eff * (best.splits == 1 ? 1.08 : 1.0)) best = {s, e};
-  }
-  return best;
-}
-
-// Workspace of a split-K launch: one uint32 arrival counter per tile (256-byte aligned block), then `splits` fp32
-// partial tiles per tile.
-inline uint64_t splitk_counter_bytes(uint64_t tiles) { return (tiles * 4 + 255) / 256 * 256; }
-inline uint64_t splitk_workspace_bytes(int bm, int bn, const Problem& p, uint32_t splits) {
-  if (splits <= 1) return 0;
-  const uint64_t tiles = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
-  return splitk_counter_bytes(tiles) + tiles * splits * uint64_t(bm) * bn * 4;
-}
-
-// `splits` > 1 (split-K configurations only) needs splitk_workspace_bytes of workspace.
+// A split plan (split-K configurations only) needs splitk_workspace_bytes of workspace.
 template <class T>
-Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t ws_bytes = 0, uint32_t splits = 1) {
+Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t ws_bytes = 0, SplitPlan plan = {}) {
   const Problem& p = a.p;
   if (p.m == 0 || p.n == 0) return Status::Ok();
-  if (!T::kSplitK) splits = 1;
-  // Every split needs at least one k-step (the first wgmma of a unit initialises its accumulators).
-  splits = std::max<uint32_t>(1, std::min<uint32_t>(splits, uint32_t((uint64_t(p.k) + T::kBK - 1) / T::kBK)));
+  if (!T::kSplitK) plan.splits = 1;
 
   int dev = 0;
   if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status("cudaGetDevice", e);
@@ -160,16 +116,23 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
   const uint64_t n_blocks = (uint64_t(p.n) + T::kBN - 1) / T::kBN;
   const uint64_t cluster_tiles =
       ((m_blocks + T::kClusterM - 1) / T::kClusterM) * ((n_blocks + T::kClusterN - 1) / T::kClusterN);
-  const uint64_t clusters = std::min<uint64_t>(cluster_tiles * splits, uint64_t(st.max_clusters));
-  ep.splits = splits;
-  if (splits > 1) {
-    const uint64_t need = splitk_workspace_bytes(T::kBM, T::kBN, p, splits);
+  // Every split needs at least one k-step (the first wgmma of a unit initialises its accumulators).
+  plan = clamp_plan(plan, cluster_tiles, (uint64_t(p.k) + T::kBK - 1) / T::kBK);
+  const uint64_t units = cluster_tiles - plan.split_tiles + uint64_t(plan.split_tiles) * plan.splits;
+  if (units > uint64_t(INT32_MAX))
+    return Status(StatusCode::invalid_argument, "sm90: " + std::to_string(units) + " work units > 2^31-1 (split plan)");
+  const uint64_t clusters = std::min<uint64_t>(units, uint64_t(st.max_clusters));
+  ep.splits = plan.splits;
+  ep.split_tiles = plan.split_tiles;
+  if (plan.split_tiles > 0) {
+    const uint64_t need = splitk_workspace_bytes(T::kBM, T::kBN, p, plan);
     if (!ws || ws_bytes < need || reinterpret_cast<uintptr_t>(ws) % 256 != 0) {
       return Status(StatusCode::internal, "sm90: split-K needs " + std::to_string(need) +
                                               " bytes of 256-byte aligned workspace, got " + std::to_string(ws_bytes));
     }
-    ep.partials = reinterpret_cast<float*>(static_cast<char*>(ws) + splitk_counter_bytes(cluster_tiles));
-    if (cudaError_t e = split_counters(a.counters, ws, int64_t(cluster_tiles), stream, &ep.counters); e != cudaSuccess)
+    ep.partials = reinterpret_cast<float*>(static_cast<char*>(ws) + splitk_counter_bytes(plan.split_tiles));
+    if (cudaError_t e = split_counters(a.counters, ws, int64_t(plan.split_tiles), stream, &ep.counters);
+        e != cudaSuccess)
       return cuda_status("split-K counter reset", e);
   }
 
@@ -204,7 +167,7 @@ class Sm90Kernel final : public Sm90KernelBase {
     if (!v.ok()) return v;
     const uint64_t m_tiles = (uint64_t(p.m) + T::kBM * T::kClusterM - 1) / (T::kBM * T::kClusterM);
     const uint64_t n_tiles = (uint64_t(p.n) + T::kBN * T::kClusterN - 1) / (T::kBN * T::kClusterN);
-    // (split-K multiplies the units by splits_for(p), which is 1 unless that product stays below 2^31)
+    // (split-K multiplies the units by split_plan(p).splits, which is 1 unless that product stays below 2^31)
     if (m_tiles * n_tiles > uint64_t(INT32_MAX)) {
       return Verdict{Verdict::Kind::addressing, "cluster tiles " + std::to_string(m_tiles) + " x " +
                                                     std::to_string(n_tiles) + " > 2^31-1 (32-bit tile scheduler)"};
@@ -212,27 +175,30 @@ class Sm90Kernel final : public Sm90KernelBase {
     return v;
   }
 
-  uint32_t splits_for(const Problem& p) const override {
+  SplitPlan split_plan(const Problem& p) const override {
     if constexpr (T::kSplitK) {
-      // Development: TGEMM_SM90_SPLITS=s forces the split count (A/B timing of choose_splits' model).
+      // Development: TGEMM_SM90_SPLITS=s forces every tile's split count (A/B timing of choose_splits' model);
+      // TGEMM_SM90_TAIL_MIN_KSTEPS=k moves the stream-K tail's K cutoff (-1: no tail).
       static const int forced = env_int("TGEMM_SM90_SPLITS", 0);
-      if (forced > 0) return uint32_t(std::min<int>(forced, int(kMaxSplits)));
-      return choose_splits(T::kBM, T::kBN, p, current_sm_count()).splits;
+      if (forced > 0) return {uint32_t(std::min<int>(forced, int(kMaxSplits)))};
+      static const int tail_min = env_int("TGEMM_SM90_TAIL_MIN_KSTEPS", kMinKStepsTail);
+      const SplitChoice c = choose_splits(T::kBM, T::kBN, p, current_sm_count(), tail_min);
+      return {c.splits, c.split_tiles};
     } else {
-      return 1;
+      return {};
     }
   }
-  // Split-K: the split count is a function of the problem (and the SM count), so a problem always runs with the
-  // same splits and gives the same bits.
+  // Split-K: the split plan is a function of the problem (and the SM count), so a problem always runs with the
+  // same plan and gives the same bits.
   size_t workspace_bytes(const Problem& p) const override {
-    return size_t(splitk_workspace_bytes(T::kBM, T::kBN, p, splits_for(p)));
+    return size_t(splitk_workspace_bytes(T::kBM, T::kBN, p, split_plan(p)));
   }
   Status run(const GemmArgs& args, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
-    return launch<T>(args, stream, ws, ws_bytes, splits_for(args.p));
+    return launch<T>(args, stream, ws, ws_bytes, split_plan(args.p));
   }
-  Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, uint32_t splits,
+  Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, SplitPlan plan,
                     cudaStream_t stream) const override {
-    return launch<T>(args, stream, ws, ws_bytes, splits);
+    return launch<T>(args, stream, ws, ws_bytes, plan);
   }
 };
 

@@ -2,10 +2,13 @@
 // rasterisation. Producer, consumers and storers of a CTA each run their own copy and see the same sequence,
 // which is what keeps their pipelines in step without any communication beyond the mbarriers.
 //
-// Split-K (SK): the walk is over work units, `splits` per tile, unit u = tile * splits + split; split s covers
-// q or q + 1 k-steps (q = num_k / splits, the first num_k % splits splits one more). A tile's splits are consecutive
-// units, so consecutive CTAs run them at the same time and the last of them to finish finds the others' partials
-// already written.
+// Split-K (SK): the last `split_tiles` tiles (all of them, or a stream-K tail) are divided into `splits` k-ranges
+// each, and the walk covers those split units first, then the other (head) tiles whole: unit u < split_tiles *
+// splits is split u % splits of tile head + u / splits, a later unit u is tile u - split_tiles * splits. Split s
+// covers q or q + 1 k-steps (q = num_k / splits, the first num_k % splits splits one more). A tile's splits are
+// consecutive units, so consecutive CTAs run them at the same time and the last of them to finish finds the others'
+// partials already written. Split units first: with a stream-K tail a CTA's partial-tile traffic then overlaps its
+// next (whole) tile's main loop, and every CTA ends on whole tiles in the same round.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +24,8 @@ struct TileScheduler {
 
   uint32_t cm_tiles;  // cluster tiles along M
   uint32_t cn_tiles;  // cluster tiles along N
-  uint32_t total;
-  uint32_t linear;    // current cluster tile (split-K: work unit)
+  uint32_t total;     // work units
+  uint32_t linear;    // current work unit
   uint32_t stride;    // number of clusters in the grid
   uint32_t splits;    // 1 without split-K
   // Split-K: the current unit's tile and split, kept up to date by advance() without a division per unit, and the
@@ -32,53 +35,77 @@ struct TileScheduler {
   // within ~1% (runs 118, 124 and 125, docs/benchmarks.md).
   uint32_t cur_tile, cur_split;
   uint32_t stride_tiles, stride_splits;  // stride = stride_tiles * splits + stride_splits
+  uint32_t head;       // tiles run whole: [0, head); split tiles: [head, head + split_tiles)
+  uint32_t sk_units;   // split units, walked first: split_tiles * splits
   uint32_t num_k;      // k-steps of a tile
   uint32_t k_q, k_r;
 
-  // Precondition (can_implement): the unit count fits in 31 bits; 1 <= splits <= num_k (launch clamps it).
+  // Precondition (can_implement, launch): the unit count fits in 31 bits; 1 <= splits <= num_k; split_tiles <=
+  // the tile count (launch clamps both).
   __device__ TileScheduler(uint32_t m, uint32_t n, uint32_t cluster_id, uint32_t num_clusters, uint32_t num_k_ = 0,
-                           uint32_t splits_ = 1) {
+                           uint32_t splits_ = 1, uint32_t split_tiles = 0) {
     const uint32_t m_blocks = (m + BM - 1) / BM, n_blocks = (n + BN - 1) / BN;
     cm_tiles = (m_blocks + CM - 1) / CM;
     cn_tiles = (n_blocks + CN - 1) / CN;
+    const uint32_t tiles = cm_tiles * cn_tiles;
     splits = SK ? splits_ : 1u;
-    total = cm_tiles * cn_tiles * splits;
     linear = cluster_id;
     stride = num_clusters;
     num_k = num_k_;
+    total = tiles;
     if constexpr (SK) {
-      cur_tile = cluster_id / splits;
-      cur_split = cluster_id % splits;
+      if (splits == 1) split_tiles = 0;
+      head = tiles - split_tiles;
+      sk_units = split_tiles * splits;
+      total = head + sk_units;
       stride_tiles = num_clusters / splits;
       stride_splits = num_clusters % splits;
       k_q = num_k_ / splits;
       k_r = num_k_ % splits;
+      if (cluster_id < sk_units) {
+        cur_tile = head + cluster_id / splits;
+        cur_split = cluster_id % splits;
+      } else {
+        cur_tile = cluster_id - sk_units;
+        cur_split = 0;
+      }
     }
   }
 
   // The current unit's tile (its index among the cluster tiles) and split.
   __device__ uint32_t tile() const { return SK ? cur_tile : linear; }
   __device__ uint32_t split() const { return SK ? cur_split : 0u; }
+  // Whether the current unit is one k-range of a split tile, and that tile's index among the split tiles (its
+  // partials and arrival counter).
+  __device__ bool split_unit() const { return SK && linear < sk_units; }
+  __device__ uint32_t split_index() const { return SK ? cur_tile - head : 0u; }
   // The current unit's k-steps [kb, ke) of the tile's num_k.
   __device__ void k_range(uint32_t& kb, uint32_t& ke) const {
     if constexpr (SK) {
-      kb = cur_split * k_q + min(cur_split, k_r);
-      ke = kb + k_q + (cur_split < k_r ? 1u : 0u);
-    } else {
-      kb = 0;
-      ke = num_k;
+      if (split_unit()) {
+        kb = cur_split * k_q + min(cur_split, k_r);
+        ke = kb + k_q + (cur_split < k_r ? 1u : 0u);
+        return;
+      }
     }
+    kb = 0;
+    ke = num_k;
   }
 
   __device__ bool valid() const { return linear < total; }
   __device__ void advance() {
     linear += stride;
     if constexpr (SK) {
-      cur_tile += stride_tiles;
-      cur_split += stride_splits;
-      if (cur_split >= splits) {
-        cur_split -= splits;
-        ++cur_tile;
+      if (linear < sk_units) {
+        cur_tile += stride_tiles;
+        cur_split += stride_splits;
+        if (cur_split >= splits) {
+          cur_split -= splits;
+          ++cur_tile;
+        }
+      } else {
+        cur_tile = linear - sk_units;  // a head tile, whole
+        cur_split = 0;
       }
     }
   }

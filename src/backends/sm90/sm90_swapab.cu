@@ -57,21 +57,22 @@ class SwapAbKernel final : public Sm90KernelBase {
                                              " splits > 2^31-1 CTAs (gridDim.x)"};
     return v;
   }
-  uint32_t splits_for(const Problem& p) const override {
+  // Every tile split across a cluster (split_tiles is always kAllTiles here).
+  SplitPlan split_plan(const Problem& p) const override {
     int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 1;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return {};
     // Development: TGEMM_SWAPAB_SPLITS=s forces the split count (the K-scaling measurements of session 5).
     static const int forced = env_int("TGEMM_SWAPAB_SPLITS", 0);
-    if (forced > 0) return uint32_t(forced);
+    if (forced > 0) return {uint32_t(forced)};
     const SwapAbDevice* st = device_state<T>(dev);
-    return st->err == cudaSuccess ? choose_swapab_splits(p, T::kMT, T::kWRows, st->concurrent) : 1;
+    return {st->err == cudaSuccess ? choose_swapab_splits(p, T::kMT, T::kWRows, st->concurrent) : 1u};
   }
   Status run(const GemmArgs& args, void*, size_t, cudaStream_t stream) const override {
-    return launch(args, stream, splits_for(args.p));
+    return launch(args, stream, split_plan(args.p).splits);
   }
-  // `splits`: 1, 2, 4 or 8 (rounded down to one of them), at most the k-steps.
-  Status run_splits(const GemmArgs& args, void*, size_t, uint32_t splits, cudaStream_t stream) const override {
-    return launch(args, stream, splits);
+  // `plan.splits`: 1, 2, 4 or 8 (rounded down to one of them), at most the k-steps.
+  Status run_splits(const GemmArgs& args, void*, size_t, SplitPlan plan, cudaStream_t stream) const override {
+    return launch(args, stream, plan.splits);
   }
 
  private:

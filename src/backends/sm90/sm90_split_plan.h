@@ -1,0 +1,98 @@
+// Host side of the sm90 split-K configurations that needs no CUDA: how a problem's K is split (every tile, a
+// stream-K tail of them, or none) and the workspace that takes. Plain C++ so that the CPU tests check it
+// (tests/cpu/test_sm90_split_plan.cpp).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <climits>
+#include <cstdint>
+
+#include "tgemm/kernel.h"
+
+namespace tgemm::sm90 {
+
+// How a split-K configuration divides a problem's K: `splits` k-ranges for each of the last `split_tiles` output
+// tiles (in the scheduler's order; kAllTiles: every tile), the other tiles whole. Splitting all tiles fills the SMs
+// where the tiles are few; splitting only the tiles of a partial last round (a stream-K tail) balances the rounds
+// where they are many. The swap-AB kernels split every tile across a cluster.
+struct SplitPlan {
+  static constexpr uint32_t kAllTiles = UINT32_MAX;
+  uint32_t splits = 1;
+  uint32_t split_tiles = kAllTiles;
+};
+
+// Split-K cost model, in k-steps of one tile on one SM: a persistent CTA runs its units one after another, so a
+// split count s costs ceil(units / sms) rounds of (k-steps per unit + kUnitFixed), plus, with s > 1, kSplitUnit per
+// unit for the partials (write one fp32 tile, fence, count in, the last reads all s). kSplitUnit is fitted to run 6
+// (scripts/dev/SM90_NOTES.md): 12-34 k-steps of a 64x256 tile (5-10 us) per unit on 2048/4096 x 1280 at K = 1280
+// and 8192; with it no shape of the suites with M >= 2048 splits, and small-M shapes with long K (a handful of
+// tiles) do. Run 80 (session 9, TGEMM_SM90_SPLITS forced, 18 shapes with M = 128-1024 and few tiles): without the
+// counter memset splitting pays at some (128x1280x8192 42.3 us unsplit, 19.5 with 4 splits; 256x1280x8192 42.3 /
+// 20.6; 1024x1024x4096 24.6 / 20.1 with 2) and still loses at most, and the best split count stays behind
+// cuBLASLt there (11.0, 14.5, 15.0 us: 1.3-1.8x); the model was left as it is.
+//
+// Where no split of every tile pays, a stream-K tail may: with R full rounds of tiles and t <= sms / 2 tiles left
+// for a partial last round, those t tiles are split s = sms / t ways and run first, so every CTA runs R whole tiles
+// plus at most one split unit (R + 1 / s tiles' time instead of R + 1). Run first, a split unit's partial-tile
+// traffic overlaps the CTA's next tile's main loop in the other consumer warpgroup, if that main loop is long enough:
+// run 132 (22 shapes, the tail against the unsplit twin in one process) measured gains on every shape with K >= 3584
+// (+2-3% at 16-31 rounds, +5-26% at 1-3 rounds: 2048 x 3584 x 18944 0.99 -> 1.11x cuBLASLt, 512 x 4608 x 3584 0.62
+// -> 0.77x) and losses on every one with K <= 1280 (-1 to -3% at 8192 x 6144 x 1280, -10 to -14% at 2-round shapes
+// such as 4096 x 1280 x 1280), so a tail needs kMinKStepsTail k-steps per tile (K = 1281-3583 not measured).
+// kTailSplitUnit is what is left on the critical path above that (an estimate; the measured gains fit 2-20).
+struct SplitChoice {
+  uint32_t splits = 1;
+  uint32_t split_tiles = SplitPlan::kAllTiles;
+  double eff = 1;  // tensor-core time of the ideal spread over every SM / modelled time
+};
+inline constexpr uint32_t kMaxSplits = 8;
+inline constexpr uint32_t kMinKStepsPerSplit = 8;
+inline constexpr uint32_t kMinKStepsPerTailSplit = 4;
+inline constexpr int kMinKStepsTail = 48;
+// `tail_min_ksteps`: a stream-K tail needs that many k-steps per tile; negative: no tail.
+inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms, int tail_min_ksteps = kMinKStepsTail) {
+  const uint64_t tiles_u = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
+  const double tiles = double(tiles_u);
+  const uint64_t nk = (uint64_t(p.k) + 63) / 64;
+  constexpr double kUnitFixed = 2, kSplitUnit = 24, kTailSplitUnit = 2;
+  auto cost = [&](uint32_t s) {
+    const double rounds = std::ceil(tiles * s / sms);
+    const double per = double((nk + s - 1) / s) + kUnitFixed + (s > 1 ? kSplitUnit : 0.0);
+    return rounds * per;
+  };
+  const double ideal = tiles * double(nk + kUnitFixed) / sms;
+  SplitChoice best{1, SplitPlan::kAllTiles, ideal / cost(1)};
+  // Splitting must win clearly: the model ignores the counter memset and the partials' L2 footprint.
+  for (uint32_t s = 2; s <= kMaxSplits && nk / s >= kMinKStepsPerSplit && tiles * s <= double(INT32_MAX); ++s) {
+    const double e = ideal / cost(s);
+    if (e > best.eff * (best.splits == 1 ? 1.08 : 1.0)) best = {s, SplitPlan::kAllTiles, e};
+  }
+  if (best.splits > 1 || tail_min_ksteps < 0 || sms <= 0 || nk < uint64_t(tail_min_ksteps)) return best;
+  const uint64_t rounds = tiles_u / uint64_t(sms), left = tiles_u % uint64_t(sms);
+  if (rounds == 0 || left == 0 || 2 * left > uint64_t(sms)) return best;
+  const uint32_t s = uint32_t(std::min<uint64_t>({uint64_t(sms) / left, kMaxSplits, nk / kMinKStepsPerTailSplit}));
+  if (s < 2 || tiles_u + uint64_t(left) * (s - 1) > uint64_t(INT32_MAX)) return best;
+  const double tailed = double(rounds) * double(nk + kUnitFixed) + double((nk + s - 1) / s) + kUnitFixed + kTailSplitUnit;
+  if (ideal / tailed > best.eff * 1.01) best = {s, uint32_t(left), ideal / tailed};
+  return best;
+}
+
+// The plan a launch runs: the split count within [1, k-steps], the split tiles within [0, tiles] (0 unsplit).
+inline SplitPlan clamp_plan(SplitPlan plan, uint64_t tiles, uint64_t num_k) {
+  plan.splits = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(plan.splits, num_k)));
+  plan.split_tiles = plan.splits > 1 ? uint32_t(std::min<uint64_t>(plan.split_tiles, tiles)) : 0u;
+  return plan;
+}
+
+// Workspace of a split-K launch: one uint32 arrival counter per split tile (256-byte aligned block), then `splits`
+// fp32 partial tiles per split tile.
+inline uint64_t splitk_counter_bytes(uint64_t tiles) { return (tiles * 4 + 255) / 256 * 256; }
+inline uint64_t splitk_workspace_bytes(int bm, int bn, const Problem& p, SplitPlan plan) {
+  const uint64_t tiles = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
+  plan = clamp_plan(plan, tiles, (uint64_t(p.k) + 63) / 64);
+  if (plan.splits <= 1 || plan.split_tiles == 0) return 0;
+  return splitk_counter_bytes(plan.split_tiles) + uint64_t(plan.split_tiles) * plan.splits * uint64_t(bm) * bn * 4;
+}
+
+}  // namespace tgemm::sm90
