@@ -6,17 +6,12 @@
 #include <cstdint>
 
 #include "backends/sm90/sm90_split_plan.h"
+#include "common/problem_mnk.h"
 
 namespace tgemm::sm90 {
 namespace {
 
-Problem problem(int64_t m, int64_t n, int64_t k) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  return p;
-}
+constexpr auto problem = tgemm::testing::problem_mnk;
 
 TEST(Sm90SplitPlan, LongKGetsAStreamKTail) {
   // 3072 tiles of 64x256 on 132 SMs: 23 rounds and 36 tiles, split 3 ways (108 units of 21-22 of the 64 k-steps).

@@ -7,17 +7,12 @@
 #include <cstdint>
 
 #include "backends/sm90/sm90_swapab_plan.h"
+#include "common/problem_mnk.h"
 
 namespace tgemm::sm90 {
 namespace {
 
-Problem problem(int64_t m, int64_t n, int64_t k) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  return p;
-}
+constexpr auto problem = tgemm::testing::problem_mnk;
 
 // CTAs resident at once on an H200 unclustered and in clusters of 2 (one CTA per SM).
 constexpr std::array<int, 2> kH200 = {132, 132};

@@ -19,7 +19,7 @@
 //   64x256 pp s5 c1x1 skauto: the workhorse with deterministic split-K, the split plan per problem
 //            (choose_splits in sm90_split_plan.h): every tile split where the tiles are few and K long, or a stream-K
 //            tail (the partial last round's tiles split, run first) where K is long and that round at most half
-//            full. The tail measured 2-3% faster than the unsplit twin at 16-31 rounds and 5-26% at 1-3 (run 132),
+//            full. The tail measured 2-3% faster than the unsplit twin at 23-31 rounds and 3-36% at 1-4 (run 132),
 //            so the untuned default takes it there; unsplit it runs within ~1% of the twin (run 125). Splitting every
 //            tile beats the twin but not cuBLASLt (run 126).
 // Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-7): staggered cooperative warpgroups (Traits Lag = 2: 1-2%

@@ -49,7 +49,7 @@ double score(const Sm90KernelBase& k, const Problem& p, int sms) {
   double wave_eff = tiles / (waves * sms);
   if (c.splitk) {
     // A stream-K tail is scored by its modelled round efficiency: it measured faster than the unsplit twin on every
-    // shape where choose_splits gives one (run 132: +2-3% at 16-31 rounds, more at fewer). Every other split-K
+    // shape where choose_splits gives one (run 132: +2-3% at 23-31 rounds, more at fewer). Every other split-K
     // configuration ranks behind its twin: unsplit it runs within ~1% of it (run 125), and where it splits every
     // tile (few tiles, long K) it beat the twin but not cuBLASLt on any shape of the suites re-tuned (run 126).
     const SplitPlan plan = k.split_plan(p);

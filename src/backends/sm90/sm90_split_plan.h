@@ -36,11 +36,13 @@ struct SplitPlan {
 // for a partial last round, those t tiles are split s = sms / t ways and run first, so every CTA runs R whole tiles
 // plus at most one split unit (R + 1 / s tiles' time instead of R + 1). Run first, a split unit's partial-tile
 // traffic overlaps the CTA's next tile's main loop in the other consumer warpgroup, if that main loop is long enough:
-// run 132 (22 shapes, the tail against the unsplit twin in one process) measured gains on every shape with K >= 3584
-// (+2-3% at 16-31 rounds, +5-26% at 1-3 rounds: 2048 x 3584 x 18944 0.99 -> 1.11x cuBLASLt, 512 x 4608 x 3584 0.62
-// -> 0.77x) and losses on every one with K <= 1280 (-1 to -3% at 8192 x 6144 x 1280, -10 to -14% at 2-round shapes
-// such as 4096 x 1280 x 1280), so a tail needs kMinKStepsTail k-steps per tile (K = 1281-3583 not measured).
-// kTailSplitUnit is what is left on the critical path above that (an estimate; the measured gains fit 2-20).
+// run 132 (22 shapes, the 64x256 tail against its unsplit twin in one process) measured gains on every shape with
+// K >= 3584 (+2.2-2.8% at 23-31 rounds, +2.9-36% at 1-4 rounds: 2048 x 3584 x 18944 0.99 -> 1.11x cuBLASLt,
+// 512 x 4608 x 3584 0.61 -> 0.76x) and losses on every one with K <= 1280 (-1 to -3% at 8192 x 6144 x 1280, -5 to
+// -14% at 1-2 rounds). There the kernel itself ran 2-15% longer under Nsight Compute with 14-32% more L2 sector
+// traffic, its consumers waiting longer for their loads; the partials' own instructions took few stall samples
+// (runs 133-136). So a tail needs kMinKStepsTail k-steps per tile (K = 1281-3583 not measured). kTailSplitUnit is
+// what is left on the critical path above that (an estimate; the measured gains fit 2-20).
 struct SplitChoice {
   uint32_t splits = 1;
   uint32_t split_tiles = SplitPlan::kAllTiles;
