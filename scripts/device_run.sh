@@ -2,6 +2,7 @@
 # One call on the GPU machine: build, GPU tests, benchmarks; logs under $OUT (the device tool's folder).
 #   STEPS="tests bench" bash scripts/device_run.sh      (default: tests bench)
 #   TUNE_SHAPES=subset.csv STEPS="tune tabled": re-tune a subset into a copy of the shipped table (profile_without.py)
+#   PROBE_SHAPES=s.csv PROBE_KERNELS=a,b STEPS=probe: named kernels timed beside the pick and cuBLASLt (dev A/B)
 # Needs .deps/googletest (copied from /usr/src/googletest here) carried along: that machine has no GoogleTest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -86,6 +87,12 @@ for step in $STEPS; do
     python) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 -m pytest tests/python -v -rs > "$OUT/pytest.log" 2>&1; rc=$?
             grep -E "passed|failed|PASSED|FAILED|SKIPPED|Error" "$OUT/pytest.log" | tail -40 ;;
     example) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 examples/vit_encoder_profile.py ${EXAMPLE_ARGS:-} 2>&1 | tee "$OUT/vit_example.log"; rc=$? ;;
+    # Named kernels beside the dispatcher's pick and cuBLASLt, interleaved in one process, PROBE_REPS rounds.
+    probe) for r in $(seq 1 ${PROBE_REPS:-2}); do
+             ./build-dev/tgemm bench -i "$PROBE_SHAPES" --no-ceilings --kernel "$PROBE_KERNELS" ${PROBE_ARGS:-} \
+               --csv "$OUT/probe_r$r.csv" > "$OUT/probe_r$r.log" 2>&1; rc=$((rc|$?))
+           done
+           python3 scripts/dev/probe_summary.py "$OUT"/probe_r*.csv | tee "$OUT/probe_summary.txt" ;;
     ncu) bash scripts/dev/ncu_profile.sh build-dev "$OUT"; rc=$? ;;
     host) ./build-dev/tgemm_bench_host 2>&1 | tee "$OUT/host_overhead.log"; rc=$? ;;
     *) log "unknown step $step"; rc=2 ;;

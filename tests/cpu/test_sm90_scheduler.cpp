@@ -101,6 +101,68 @@ TEST(Sm90Scheduler, TailSplitUnitsRunFirstAndEvenOut) {
   }
 }
 
+// The column tail's walk against its definition: unit u < head is tile u whole; unit head + 2 i + h is column half
+// h of tile head + i, over all of K. Every (tile, half) once, every whole tile once, no k-range split.
+void check_column_walk(uint32_t m, uint32_t n, uint32_t clusters, uint32_t num_k, uint32_t split_tiles) {
+  constexpr int BM = 64, BN = 256;
+  using S = TileScheduler<BM, BN, 1, 1, true>;
+  const uint32_t tiles = ((m + BM - 1) / BM) * ((n + BN - 1) / BN);
+  const uint32_t st = std::min(split_tiles, tiles), head = tiles - st;
+  std::map<std::pair<uint32_t, uint32_t>, int> seen;  // (tile, first column in the tile) -> visits
+  uint32_t units = 0;
+  for (uint32_t c = 0; c < clusters; ++c) {
+    S sched(m, n, c, clusters, num_k, 2, st, true);
+    for (uint32_t u = c; sched.valid(); sched.advance(), u += clusters) {
+      ++units;
+      const bool half = u >= head;
+      ASSERT_EQ(sched.column_unit(), half) << "unit " << u;
+      ASSERT_FALSE(sched.split_unit()) << "unit " << u;
+      ASSERT_EQ(sched.tile(), half ? head + (u - head) / 2 : u) << "unit " << u;
+      ASSERT_EQ(sched.column_offset(), half ? (u - head) % 2 * (BN / 2) : 0u) << "unit " << u;
+      uint32_t kb, ke;
+      sched.k_range(kb, ke);
+      ASSERT_EQ(kb, 0u);
+      ASSERT_EQ(ke, num_k);
+      ++seen[{sched.tile(), sched.column_offset()}];
+    }
+  }
+  ASSERT_EQ(units, head + 2 * st) << m << "x" << n << " on " << clusters;
+  ASSERT_EQ(seen.size(), size_t(head) + 2 * size_t(st));
+  for (const auto& [key, visits] : seen) ASSERT_EQ(visits, 1);
+}
+
+TEST(Sm90Scheduler, ColumnTailWalk) {
+  check_column_walk(8192, 6144, 132, 20, 36);  // 23 rounds of 132 tiles, then 36 tiles as 72 halves
+  check_column_walk(8192, 6144, 132, 20, 3072);
+  check_column_walk(333, 1032, 132, 33, 30);
+  std::mt19937 rng(16);
+  for (int i = 0; i < 300; ++i) {
+    const uint32_t m = 1 + rng() % 3000, n = 1 + rng() % 3000, clusters = 1 + rng() % 140;
+    const uint32_t tiles = ((m + 63) / 64) * ((n + 255) / 256);
+    check_column_walk(m, n, clusters, 1 + rng() % 100, uint32_t(rng() % (tiles + 1)));
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+// With 36 tiles left over 23 rounds on 132 CTAs, CTAs 0-71 run 23 whole tiles and then one half, the others 23 whole.
+TEST(Sm90Scheduler, ColumnTailHalvesRunLastAndEvenOut) {
+  using S = TileScheduler<64, 256, 1, 1, true>;
+  for (uint32_t c = 0; c < 132; ++c) {
+    S sched(8192, 6144, c, 132, 20, 2, 36, true);
+    uint32_t whole = 0, halves = 0;
+    for (; sched.valid(); sched.advance()) {
+      if (sched.column_unit()) {
+        ++halves;
+      } else {
+        EXPECT_EQ(halves, 0u) << "CTA " << c << ": a whole tile after a half";
+        ++whole;
+      }
+    }
+    EXPECT_EQ(whole, 23u) << "CTA " << c;
+    EXPECT_EQ(halves, c < 72 ? 1u : 0u) << "CTA " << c;
+  }
+}
+
 TEST(Sm90Scheduler, SplitKBookkeepingMatchesTheDefinition) {
   std::mt19937 rng(14);
   for (int i = 0; i < 400; ++i) {

@@ -63,6 +63,29 @@ TEST(Sm90SplitPlan, FewTilesAndLongKSplitEveryTile) {
   EXPECT_EQ(c.split_tiles, SplitPlan::kAllTiles);
 }
 
+// Short K, a last round at most half full, a kernel that runs a column tail: those tiles as column halves (the
+// model: 23 rounds of 22 k-steps + 13 against 24 x 22).
+TEST(Sm90SplitPlan, ShortKGetsAColumnTail) {
+  const SplitChoice c = choose_splits(64, 256, problem(8192, 6144, 1280), 132, kMinKStepsTail, true);
+  EXPECT_TRUE(c.by_columns);
+  EXPECT_EQ(c.splits, kColumnParts);
+  EXPECT_EQ(c.split_tiles, 36u);
+  EXPECT_NEAR(c.eff, 3072.0 * 22 / 132 / (23 * 22 + 13), 1e-9);
+  // Not without the kernel's column tail, nor where the last round is more than half full (4096 x 6144: 1536 =
+  // 11 x 132 + 84) or the rounds are whole.
+  EXPECT_EQ(choose_splits(64, 256, problem(8192, 6144, 1280), 132).splits, 1u);
+  EXPECT_EQ(choose_splits(64, 256, problem(4096, 6144, 1280), 132, kMinKStepsTail, true).splits, 1u);
+  EXPECT_EQ(choose_splits(64, 256, problem(64 * 132, 1024, 1280), 132, kMinKStepsTail, true).splits, 1u);
+  // Fewer tiles than half the SMs: every tile halved (4096 x 1280 is 320 tiles = 2 rounds + 56; 512 x 1024 is 32).
+  EXPECT_TRUE(choose_splits(64, 256, problem(4096, 1280, 1280), 132, kMinKStepsTail, true).by_columns);
+  const SplitChoice all = choose_splits(64, 256, problem(512, 1024, 1280), 132, kMinKStepsTail, true);
+  EXPECT_TRUE(all.by_columns);
+  EXPECT_EQ(all.split_tiles, 32u);
+  // Long K keeps the k-range tail; with that tail off, the column tail takes its place.
+  EXPECT_FALSE(choose_splits(64, 256, problem(8192, 6144, 4096), 132, kMinKStepsTail, true).by_columns);
+  EXPECT_TRUE(choose_splits(64, 256, problem(8192, 6144, 4096), 132, -1, true).by_columns);
+}
+
 TEST(Sm90SplitPlan, ClampAndWorkspace) {
   EXPECT_EQ(clamp_plan({4, SplitPlan::kAllTiles}, 10, 20).split_tiles, 10u);
   EXPECT_EQ(clamp_plan({40, 3}, 10, 20).splits, 20u);           // at most one split per k-step
@@ -73,6 +96,10 @@ TEST(Sm90SplitPlan, ClampAndWorkspace) {
   // 36 counters in one 256-byte block, then 36 x 3 fp32 tiles of 64 x 256.
   EXPECT_EQ(splitk_workspace_bytes(64, 256, p, {3, 36}), 256u + 36u * 3u * 64u * 256u * 4u);
   EXPECT_EQ(splitk_workspace_bytes(64, 256, p, {2, SplitPlan::kAllTiles}), 3072u * 4u + 3072ull * 2 * 64 * 256 * 4);
+  // A column tail reduces nothing: no workspace, and always two parts.
+  EXPECT_EQ(splitk_workspace_bytes(64, 256, p, {2, 36, true}), 0u);
+  EXPECT_EQ(clamp_plan({5, 36, true}, 3072, 20).splits, kColumnParts);
+  EXPECT_EQ(clamp_plan({2, SplitPlan::kAllTiles, true}, 3072, 20).split_tiles, 3072u);
 }
 
 }  // namespace

@@ -125,13 +125,17 @@ TEST(Kernels, SwapAbEverySplitCount) {
 }
 
 // The sm90 split-K kernels under plans that choose_splits may or may not pick on this GPU: every tile split, a
-// stream-K tail of 1, 3 or 7 tiles split 2 to 8 ways, and more split tiles than exist (clamped to all). Odd M and N,
-// a K tail, every output dtype, bias or not; Y poisoned and every element checked, guards intact, the workspace
-// filled with 0xFF first (the counters come from a memset), and a rerun bit-identical.
+// stream-K tail of 1, 3 or 7 tiles split 2 to 8 ways, and more split tiles than exist (clamped to all); and, where
+// the kernel runs one, column tails of 1 and 7 tiles and of every tile. Odd M and N (at N = 1032 the last column
+// tile's second half lies wholly past N), a K tail, every output dtype, bias or not; Y poisoned and every element
+// checked, guards intact, the workspace filled with 0xFF first (the counters come from a memset), and a rerun
+// bit-identical. A kernel without a column tail refuses a column plan.
 TEST(Kernels, SplitKEveryPlan) {
-  int ran = 0;
+  int ran = 0, column_runs = 0;
   uint64_t seed = 9300;
-  const sm90::SplitPlan plans[] = {{2, 1}, {3, 7}, {8, 3}, {5, sm90::SplitPlan::kAllTiles}, {2, 100000}};
+  constexpr uint32_t kAll = sm90::SplitPlan::kAllTiles;
+  const sm90::SplitPlan plans[] = {{2, 1},        {3, 7},        {8, 3},          {5, kAll},
+                                   {2, 100000},   {2, 1, true},  {2, 7, true},    {2, kAll, true}};
   for (const Kernel* k : kernels()) {
     if (k->name().find("_skauto_") == std::string::npos || k->backend() != Backend::sm90) continue;
     const auto* sk = static_cast<const sm90::Sm90KernelBase*>(k);
@@ -139,6 +143,14 @@ TEST(Kernels, SplitKEveryPlan) {
     int i = 0;
     for (const sm90::SplitPlan& plan : plans)
       for (std::array<int64_t, 3> sh : {std::array<int64_t, 3>{1088, 2048, 1280}, {333, 1032, 2056}}) {
+        if (plan.by_columns && !sk->column_tail()) {
+          Guarded g;
+          TGEMM_OK(make_guarded({sh[0], sh[1], sh[2], cfg.in, DType::bf16, 0, 0, 0, 0}, seed += 11, &g));
+          EXPECT_EQ(sk->run_splits(g.args(), nullptr, 0, plan, nullptr).code(), StatusCode::invalid_argument)
+              << k->name() << " ran a column plan it has no column tail for";
+          continue;
+        }
+        column_runs += plan.by_columns ? 1 : 0;
         const DType out = i % 3 == 0 ? DType::fp32 : i % 3 == 1 ? DType::bf16 : DType::fp16;
         const Case c{sh[0], sh[1], sh[2], cfg.in, out, i++ % 3, 0, 0, 0};
         Guarded g;
@@ -151,7 +163,7 @@ TEST(Kernels, SplitKEveryPlan) {
           CUDA_OK(cudaMemset(ws, 0xFF, bytes));
         }
         const std::string what = k->name() + " plan " + std::to_string(plan.splits) + "/" +
-                                 std::to_string(plan.split_tiles) + " " + c.str();
+                                 std::to_string(plan.split_tiles) + (plan.by_columns ? " by columns " : " ") + c.str();
         TGEMM_OK(sk->run_splits(g.args(), ws, bytes, plan, nullptr));
         CUDA_OK(cudaDeviceSynchronize());
         bench::Compare cmp;
@@ -170,7 +182,8 @@ TEST(Kernels, SplitKEveryPlan) {
       }
   }
   if (ran == 0) GTEST_SKIP() << "no sm90 split-K kernel registered in this build";
-  std::printf("sm90 split-K: %d (kernel, plan, shape) runs checked\n", ran);
+  EXPECT_GT(column_runs, 0) << "no split-K kernel ran a column tail";
+  std::printf("sm90 split-K: %d (kernel, plan, shape) runs checked, %d of them column tails\n", ran, column_runs);
 }
 
 // A split across CTAs counts arrivals per output tile. With the stream's zeroed counters (ZeroedCounters, as the

@@ -32,6 +32,7 @@ struct EpilogueParams {
   uint32_t* counters = nullptr;
   float* partials = nullptr;
   uint32_t split_tiles = 0;
+  uint32_t by_columns = 0;  // the split tiles run as column halves (SplitPlan::by_columns)
 };
 
 // Element offset of Y[row, col]. The int32 variant reproduces the seed incident deliberately: the product is

@@ -85,6 +85,14 @@ struct Smem {
 template <class T>
 using SchedulerOf = TileScheduler<T::kBM, T::kBN, T::kClusterM, T::kClusterN, T::kSplitK>;
 
+// This CTA's walk with the launch's split plan (`num_k` 0: a role that needs no k-ranges).
+template <class T>
+__device__ __forceinline__ SchedulerOf<T> scheduler_of(const EpilogueParams& ep, uint32_t num_k) {
+  constexpr uint32_t CS = T::kClusterSize;
+  return SchedulerOf<T>(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, num_k, ep.splits, ep.split_tiles,
+                        ep.by_columns != 0);
+}
+
 // Producer: one thread walks the tiles and keeps the stage ring full.
 template <class T>
 __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CUtensorMap* tmap_w,
@@ -94,7 +102,7 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
   const Smem<T> sm(smem_base);
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
-  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, num_k, ep.splits, ep.split_tiles);
+  SchedulerOf<T> sched = scheduler_of<T>(ep, num_k);
   uint32_t s = 0, phase = 0;
   for (; sched.valid(); sched.advance()) {
     uint32_t mb, nb, kb, ke;
@@ -114,11 +122,21 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
     } else {
       b_row = clamp_coord(nb * BN, ep.n);
     }
+    // Column tail: W comes in half-tile boxes, both for a whole tile, only the unit's own for a column half (into
+    // the slot's first half, where the consumer's N = BN / 2 wgmma reads it).
+    bool whole_w = true;
+    int32_t b_row2 = 0;
+    if constexpr (T::kColumnTail) {
+      whole_w = !sched.column_unit();
+      b_row = clamp_coord(nb * BN + sched.column_offset(), ep.n);
+      b_row2 = clamp_coord(nb * BN + BN / 2, ep.n);
+    }
+    const uint32_t stage_bytes = whole_w ? uint32_t(T::kStageBytes) : uint32_t(T::kABytes + T::kBBytes / 2);
     for (uint32_t kt = kb; kt < ke; ++kt) {
       ptx::mbar_wait(sm.empty + 8 * s, phase ^ 1);
       const uint32_t full = sm.full + 8 * s;
       // Every CTA's slot receives the whole stage (own loads + the peer's multicast), so each expects it all.
-      ptx::mbar_arrive_expect_tx(full, T::kStageBytes);
+      ptx::mbar_arrive_expect_tx(full, stage_bytes);
       const uint32_t a_dst = sm.base + T::kOffA + s * T::kABytes + a_dst_off;
       const uint32_t b_dst = sm.base + T::kOffB + s * T::kBBytes + b_dst_off;
       const int32_t kc = int32_t(kt * T::kBK);
@@ -131,6 +149,7 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
         ptx::tma_load_2d_multicast(b_dst, tmap_w, full, kc, b_row, uint16_t((1u << CS) - 1));
       } else {
         ptx::tma_load_2d(b_dst, tmap_w, full, kc, b_row);
+        if (T::kColumnTail && whole_w) ptx::tma_load_2d(b_dst + T::kBBytes / 2, tmap_w, full, kc, b_row2);
       }
       if (++s == S) {
         s = 0;
@@ -157,18 +176,20 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUten
     }
   };
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
-  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, 0, ep.splits, ep.split_tiles);  // no k-ranges
+  SchedulerOf<T> sched = scheduler_of<T>(ep, 0);
   uint32_t phase = 0;
   for (; sched.valid(); sched.advance()) {
     uint32_t mb, nb;
     sched.block(T::kClusterM > 1 ? rank : 0, T::kClusterN > 1 ? rank : 0, mb, nb);
     if constexpr (T::kPingpong) {  // one staging buffer, one tile (or column half of one) per turn
+      const uint32_t n0 = nb * T::kBN + sched.column_offset();
 #pragma unroll 1
       for (uint32_t c = 0; c < uint32_t(T::kEpiChunks); ++c) {
         ptx::mbar_wait(sm.st_full, phase);
-        // Split-K: a unit whose tile another CTA reduces passes through empty.
+        // Split-K: a unit whose tile another CTA reduces passes through empty, and so does a column half's second
+        // chunk.
         const bool skip = T::kSplitK && ptx::ld_shared_b32(sm.flags + 8) != 0;
-        if (!skip) store(sm.base + T::kOffStaging, mb * T::kBM, nb * T::kBN + c * T::kChunkCols);
+        if (!skip) store(sm.base + T::kOffStaging, mb * T::kBM, n0 + c * T::kChunkCols);
         ptx::mbar_arrive(sm.st_empty);
         phase ^= 1;
       }
@@ -191,11 +212,14 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUten
 // flight and `prev` is its slot: the caller overlaps epilogue set-up with it, then waits for it and releases the
 // slot. A tile's k-steps may be issued in several calls (the staggered cooperative schedule): a call with kb > 0
 // continues with the in-flight k-step and `prev` the previous call left.
-template <class T, class Release>
+// N: the wgmma width, BN, or BN / 2 for a column-tail half (it accumulates into the first BN / 4 registers, which
+// hold the tile's first BN / 2 columns in the same order).
+template <class T, int N = T::kBN, class Release>
 __device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], const uint32_t (&a_lo0)[T::kMSub],
                                          uint32_t b_lo0, uint32_t full, uint32_t kb, uint32_t ke, uint32_t& s,
                                          uint32_t& phase, uint32_t& prev, const Release& release) {
-  using Mma = Wgmma<T::kBN, T::kIn == DType::bf16>;
+  static_assert(N == T::kBN || N == T::kBN / 2, "a whole tile or a column half");
+  using Mma = Wgmma<N, T::kIn == DType::bf16>;
   // Descriptors as their low words (wgmma::desc_sw128_lo), stepped with 32-bit adds: with 64-bit descriptor adds
   // the k-step took ~130 instructions per warp, most of the kernel's (ncu source counters, run 109); with these, 30%
   // fewer instructions in all and the ping-pong kernels 1.4-1.8% faster (run 110).
@@ -211,7 +235,7 @@ __device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], con
     for (int kk = 0; kk < T::kBK / 16; ++kk) {
 #pragma unroll
       for (int ms = 0; ms < T::kMSub; ++ms) {
-        Mma::mma(acc[ms], wgmma::desc_sw128_of(a_lo0[ms] + a_off + 2 * kk),
+        Mma::mma(reinterpret_cast<float(&)[N / 2]>(acc[ms]), wgmma::desc_sw128_of(a_lo0[ms] + a_off + 2 * kk),
                  wgmma::desc_sw128_of(b_lo0 + b_off + 2 * kk), (kt | kk) != 0);
       }
     }
@@ -341,7 +365,8 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
 template <class T, OutKind Out>
 __device__ __forceinline__ void pp_to_staging(float (&acc)[T::kMSub][T::kBN / 2], uint32_t st_full,
                                               uint32_t st_empty, uint32_t staging, uint32_t bias_smem, uint32_t j,
-                                              uint32_t wwarp, uint32_t lane, bool write, uint32_t skip_flag) {
+                                              uint32_t wwarp, uint32_t lane, bool write, bool write_second,
+                                              uint32_t skip_flag) {
   using Epi = Epilogue<T>;
   constexpr int NC = T::kEpiChunks, JPC = T::kBN / 16 / NC;
   const uint32_t q0 = j * NC;
@@ -355,9 +380,9 @@ __device__ __forceinline__ void pp_to_staging(float (&acc)[T::kMSub][T::kBN / 2]
   if constexpr (NC == 2) {
     ptx::mbar_wait(st_empty, ((q0 + 1) & 1) ^ 1);
     if constexpr (T::kSplitK) {
-      if (leader) ptx::st_shared_b32(skip_flag, write ? 0u : 1u);
+      if (leader) ptx::st_shared_b32(skip_flag, write_second ? 0u : 1u);
     }
-    if (write) Epi::template to_staging<Out, JPC, JPC>(acc, staging, bias_smem, wwarp, lane);
+    if (write_second) Epi::template to_staging<Out, JPC, JPC>(acc, staging, bias_smem, wwarp, lane);
     ptx::mbar_arrive(st_full);
   }
   static_assert(NC == 1 || NC == 2, "one or two staging chunks");
@@ -429,7 +454,7 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
   const Smem<T> sm(smem_base);
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
-  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, num_k, ep.splits, ep.split_tiles);
+  SchedulerOf<T> sched = scheduler_of<T>(ep, num_k);
 
   const uint32_t g = warp / 4 - 1;  // consumer warpgroup
   const uint32_t wwarp = warp % 4;  // warp within it
@@ -471,15 +496,25 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
     const bool has_next = sched.valid_ahead(1);  // the other warpgroup's next unit, which waits for our turns
     uint32_t mb, nb;
     sched.block(T::kClusterM > 1 ? rank : 0, T::kClusterN > 1 ? rank : 0, mb, nb);
+    const bool half = T::kColumnTail && sched.column_unit();
+    const uint32_t n0 = nb * BN + sched.column_offset();
     float bias[Epi::kBiasRegs];
-    Epi::load_bias(bias, ep, nb * BN, tid);
+    Epi::load_bias(bias, ep, n0, tid);
     uint32_t s = uint32_t(pos0 % S), phase = uint32_t((pos0 / S) & 1);
 
     // Our main-loop turn: the other warpgroup has waited on every full barrier of unit j - 1, so each barrier we
     // wait on is at most one phase behind the parity we ask for (no aliasing).
     if (j > 0) ptx::named_bar_sync(kMmaTurn + g, 256);
     uint32_t prev = 0;
-    mainloop<T>(acc, a_lo0, b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
+    if constexpr (T::kColumnTail) {
+      if (half) {
+        mainloop<T, BN / 2>(acc, a_lo0, b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
+      } else {
+        mainloop<T>(acc, a_lo0, b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
+      }
+    } else {
+      mainloop<T>(acc, a_lo0, b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
+    }
     // Hand the tensor cores over: the other warpgroup's wgmma queue behind our last ones.
     if (has_next) ptx::named_bar_arrive(kMmaTurn + (g ^ 1), 256);
 
@@ -504,22 +539,28 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
     // Our epilogue turn: the other warpgroup has written unit j - 1 into the staging buffer; the storers' drain of
     // it completes phase j - 1 of st_empty.
     if (j > 0) ptx::named_bar_sync(kEpiTurn + g, 256);
+    // A column half is staged as the first chunk (its columns are the accumulators' first half), the second passes
+    // through empty.
+    const bool write_second = write && !half;
     if (staged) {
       if (ep.out == OutKind::bf16) {
         pp_to_staging<T, OutKind::bf16>(acc, sm.st_full, sm.st_empty, staging, bias_smem, j, wwarp, lane, write,
-                                        sm.flags + 8);
+                                        write_second, sm.flags + 8);
       } else {
         pp_to_staging<T, OutKind::fp16>(acc, sm.st_full, sm.st_empty, staging, bias_smem, j, wwarp, lane, write,
-                                        sm.flags + 8);
+                                        write_second, sm.flags + 8);
       }
     } else if (write) {
+      // From registers, a column half stops at its own last column (the accumulators past it are stale).
+      EpilogueParams epu = ep;
+      if (half) epu.n = min(ep.n, n0 + BN / 2);
       const uint32_t row0 = mb * BM;
       if (ep.out == OutKind::bf16) {
-        Epi::template to_global<OutKind::bf16>(acc, ep, bias_smem, row0, nb * BN, wwarp, lane);
+        Epi::template to_global<OutKind::bf16>(acc, epu, bias_smem, row0, n0, wwarp, lane);
       } else if (ep.out == OutKind::fp16) {
-        Epi::template to_global<OutKind::fp16>(acc, ep, bias_smem, row0, nb * BN, wwarp, lane);
+        Epi::template to_global<OutKind::fp16>(acc, epu, bias_smem, row0, n0, wwarp, lane);
       } else {
-        Epi::template to_global<OutKind::fp32>(acc, ep, bias_smem, row0, nb * BN, wwarp, lane);
+        Epi::template to_global<OutKind::fp32>(acc, epu, bias_smem, row0, n0, wwarp, lane);
       }
     }
     if (has_next) ptx::named_bar_arrive(kEpiTurn + (g ^ 1), 256);

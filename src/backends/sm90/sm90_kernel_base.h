@@ -18,7 +18,8 @@ class Sm90KernelBase : public Kernel {
   // The Limits both skeletons share: X and W through TMA (only TMA's limits apply to them), 16-byte aligned
   // pointers and leading dimensions of multiples of 8 elements (TMA strides), every output dtype, bias in the input
   // dtype or fp32 (read element by element), K > 0 (the first k-step's wgmma initialises the accumulators).
-  Sm90KernelBase(const Config& c, int64_t tile_m, int64_t tile_n) : config_(c), name_(config_name(c)) {
+  Sm90KernelBase(const Config& c, int64_t tile_m, int64_t tile_n, bool column_tail = false)
+      : config_(c), name_(config_name(c)), column_tail_(column_tail) {
     lim_.y_index_bits = c.index_bits;
     lim_.x_index_bits = 64;
     lim_.w_index_bits = 64;
@@ -38,6 +39,8 @@ class Sm90KernelBase : public Kernel {
   const std::string& name() const override { return name_; }
   Backend backend() const override { return Backend::sm90; }
   const Limits& limits() const override { return lim_; }
+  // Whether a split plan may divide tiles by columns (SplitPlan::by_columns; Traits::kColumnTail).
+  bool column_tail() const { return column_tail_; }
   // Split-K configurations: the split plan `run` picks for a problem (no split for the others).
   virtual SplitPlan split_plan(const Problem&) const { return {}; }
   // `run` with a given split plan (development harness, tests); the persistent skeleton's split-K needs
@@ -55,6 +58,7 @@ class Sm90KernelBase : public Kernel {
   }
   Config config_;
   std::string name_;
+  bool column_tail_;
   Limits lim_;
 };
 

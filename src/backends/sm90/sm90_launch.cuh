@@ -74,6 +74,8 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
   const Problem& p = a.p;
   if (p.m == 0 || p.n == 0) return Status::Ok();
   if (!T::kSplitK) plan.splits = 1;
+  if (plan.by_columns && plan.splits > 1 && !T::kColumnTail)
+    return Status(StatusCode::invalid_argument, "sm90: this configuration runs no column tail (SplitPlan::by_columns)");
 
   int dev = 0;
   if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status("cudaGetDevice", e);
@@ -96,9 +98,11 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
   if (st.err != cudaSuccess) return cuda_status("kernel setup", st.err);
 
   CUtensorMap tx, tw;
-  // X and W in boxes of one cluster slice of the tile (a CTA multicasts its slice to the cluster).
+  // X and W in boxes of one cluster slice of the tile (a CTA multicasts its slice to the cluster); W in half tiles
+  // where a column tail may fetch only its half.
+  const uint32_t w_box = uint32_t(T::kColumnTail ? T::kBN / 2 : T::kBN / T::kClusterM);
   if (encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(T::kBM / T::kClusterN)}, &tx) != CUDA_SUCCESS ||
-      encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(T::kBN / T::kClusterM)}, &tw) != CUDA_SUCCESS) {
+      encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, w_box}, &tw) != CUDA_SUCCESS) {
     return Status(StatusCode::cuda_error, "sm90: cuTensorMapEncodeTiled failed (unavailable or arguments rejected)");
   }
 
@@ -124,7 +128,8 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
   const uint64_t clusters = std::min<uint64_t>(units, uint64_t(st.max_clusters));
   ep.splits = plan.splits;
   ep.split_tiles = plan.split_tiles;
-  if (plan.split_tiles > 0) {
+  ep.by_columns = plan.by_columns && plan.split_tiles > 0 ? 1u : 0u;
+  if (plan.split_tiles > 0 && !plan.by_columns) {
     const uint64_t need = splitk_workspace_bytes(T::kBM, T::kBN, p, plan);
     if (!ws || ws_bytes < need || reinterpret_cast<uintptr_t>(ws) % 256 != 0) {
       return Status(StatusCode::internal, "sm90: split-K needs " + std::to_string(need) +
@@ -159,7 +164,7 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
 template <class T>
 class Sm90Kernel final : public Sm90KernelBase {
  public:
-  Sm90Kernel() : Sm90KernelBase(T::kConfig, T::kBM, T::kBN) {}
+  Sm90Kernel() : Sm90KernelBase(T::kConfig, T::kBM, T::kBN, T::kColumnTail) {}
 
   // Beyond the common limits: the scheduler numbers cluster tiles in 32 bits.
   Verdict can_implement(const Problem& p) const override {
@@ -181,9 +186,11 @@ class Sm90Kernel final : public Sm90KernelBase {
       // TGEMM_SM90_TAIL_MIN_KSTEPS=k moves the stream-K tail's K cutoff (-1: no tail).
       static const int forced = env_int("TGEMM_SM90_SPLITS", 0);
       if (forced > 0) return {uint32_t(std::min<int>(forced, int(kMaxSplits)))};
+      // TGEMM_SM90_COLUMN_TAIL=0 turns the column tail off.
       static const int tail_min = env_int("TGEMM_SM90_TAIL_MIN_KSTEPS", kMinKStepsTail);
-      const SplitChoice c = choose_splits(T::kBM, T::kBN, p, current_sm_count(), tail_min);
-      return {c.splits, c.split_tiles};
+      static const bool column_tail = T::kColumnTail && env_int("TGEMM_SM90_COLUMN_TAIL", 1) != 0;
+      const SplitChoice c = choose_splits(T::kBM, T::kBN, p, current_sm_count(), tail_min, column_tail);
+      return {c.splits, c.split_tiles, c.by_columns};
     } else {
       return {};
     }

@@ -9,6 +9,10 @@
 // consecutive units, so consecutive CTAs run them at the same time and the last of them to finish finds the others'
 // partials already written. Split units first: with a stream-K tail a CTA's partial-tile traffic then overlaps its
 // next (whole) tile's main loop, and every CTA ends on whole tiles in the same round.
+//
+// Column tail (SK, `by_columns`): the split tiles are divided into kColumnParts = 2 column halves over all of K,
+// walked after the whole tiles (unit head + 2 i + h is half h of tile head + i): the unsplit walk with its last
+// round's tiles halved. Nothing is reduced, so there is nothing to overlap by walking them first.
 #pragma once
 
 #include <cstdint>
@@ -36,14 +40,15 @@ struct TileScheduler {
   uint32_t cur_tile, cur_split;
   uint32_t stride_tiles, stride_splits;  // stride = stride_tiles * splits + stride_splits
   uint32_t head;       // tiles run whole: [0, head); split tiles: [head, head + split_tiles)
-  uint32_t sk_units;   // split units, walked first: split_tiles * splits
+  uint32_t sk_units;   // split units, walked first (k-ranges) or last (column halves): split_tiles * splits
+  bool by_columns = false;  // the split units are column halves (splits == 2), not k-ranges
   uint32_t num_k;      // k-steps of a tile
   uint32_t k_q, k_r;
 
   // Precondition (can_implement, launch): the unit count fits in 31 bits; 1 <= splits <= num_k; split_tiles <=
   // the tile count (launch clamps both).
   __device__ TileScheduler(uint32_t m, uint32_t n, uint32_t cluster_id, uint32_t num_clusters, uint32_t num_k_ = 0,
-                           uint32_t splits_ = 1, uint32_t split_tiles = 0) {
+                           uint32_t splits_ = 1, uint32_t split_tiles = 0, bool by_columns_ = false) {
     const uint32_t m_blocks = (m + BM - 1) / BM, n_blocks = (n + BN - 1) / BN;
     cm_tiles = (m_blocks + CM - 1) / CM;
     cn_tiles = (n_blocks + CN - 1) / CN;
@@ -62,7 +67,10 @@ struct TileScheduler {
       stride_splits = num_clusters % splits;
       k_q = num_k_ / splits;
       k_r = num_k_ % splits;
-      if (cluster_id < sk_units) {
+      by_columns = by_columns_ && splits == 2;
+      if (by_columns) {
+        place_column_walk();
+      } else if (cluster_id < sk_units) {
         cur_tile = head + cluster_id / splits;
         cur_split = cluster_id % splits;
       } else {
@@ -77,8 +85,11 @@ struct TileScheduler {
   __device__ uint32_t split() const { return SK ? cur_split : 0u; }
   // Whether the current unit is one k-range of a split tile, and that tile's index among the split tiles (its
   // partials and arrival counter).
-  __device__ bool split_unit() const { return SK && linear < sk_units; }
+  __device__ bool split_unit() const { return SK && !by_columns && linear < sk_units; }
   __device__ uint32_t split_index() const { return SK ? cur_tile - head : 0u; }
+  // Whether the current unit is a column half of a tile, and its first column within the tile.
+  __device__ bool column_unit() const { return SK && by_columns && linear >= head; }
+  __device__ uint32_t column_offset() const { return column_unit() ? cur_split * (BN / 2) : 0u; }
   // The current unit's k-steps [kb, ke) of the tile's num_k.
   __device__ void k_range(uint32_t& kb, uint32_t& ke) const {
     if constexpr (SK) {
@@ -96,7 +107,9 @@ struct TileScheduler {
   __device__ void advance() {
     linear += stride;
     if constexpr (SK) {
-      if (linear < sk_units) {
+      if (by_columns) {
+        place_column_walk();
+      } else if (linear < sk_units) {
         cur_tile += stride_tiles;
         cur_split += stride_splits;
         if (cur_split >= splits) {
@@ -108,6 +121,12 @@ struct TileScheduler {
         cur_split = 0;
       }
     }
+  }
+  // The column walk's unit `linear`: whole tiles first, then the halves (shifts, not divisions).
+  __device__ void place_column_walk() {
+    const bool half = linear >= head;
+    cur_tile = half ? head + ((linear - head) >> 1) : linear;
+    cur_split = half ? (linear - head) & 1u : 0u;
   }
   // Whether the tile `ahead` steps further along this CTA's sequence exists.
   __device__ bool valid_ahead(uint32_t ahead) const { return uint64_t(linear) + uint64_t(ahead) * stride < total; }

@@ -16,11 +16,17 @@ namespace tgemm::sm90 {
 // tiles (in the scheduler's order; kAllTiles: every tile), the other tiles whole. Splitting all tiles fills the SMs
 // where the tiles are few; splitting only the tiles of a partial last round (a stream-K tail) balances the rounds
 // where they are many. The swap-AB kernels split every tile across a cluster.
+//
+// by_columns: the split tiles are divided into `splits` = kColumnParts column parts of BN / 2 (each over all of K)
+// instead of k-ranges, walked after the whole tiles: no partials, no workspace. Only kernels whose Traits::kColumnTail
+// is set run it.
 struct SplitPlan {
   static constexpr uint32_t kAllTiles = UINT32_MAX;
   uint32_t splits = 1;
   uint32_t split_tiles = kAllTiles;
+  bool by_columns = false;
 };
+inline constexpr uint32_t kColumnParts = 2;
 
 // Split-K cost model, in k-steps of one tile on one SM: a persistent CTA runs its units one after another, so a
 // split count s costs ceil(units / sms) rounds of (k-steps per unit + kUnitFixed), plus, with s > 1, kSplitUnit per
@@ -43,17 +49,24 @@ struct SplitPlan {
 // traffic, its consumers waiting longer for their loads; the partials' own instructions took few stall samples
 // (runs 133-136). So a tail needs kMinKStepsTail k-steps per tile (K = 1281-3583 not measured). kTailSplitUnit is
 // what is left on the critical path above that (an estimate; the measured gains fit 2-20).
+//
+// Where no k-range tail is taken (short K), a column tail may be (`column_tail`: the kernel can run one): the tiles
+// of a last round at most half full are each run as two column halves (BN / 2 wide, all of K), after the whole
+// tiles, so the last round takes about half a tile's time. Nothing is reduced, so nothing waits on L2 traffic;
+// kColumnUnit is the halves' lower wgmma efficiency (N = BN / 2) in k-steps, an estimate.
 struct SplitChoice {
   uint32_t splits = 1;
   uint32_t split_tiles = SplitPlan::kAllTiles;
   double eff = 1;  // tensor-core time of the ideal spread over every SM / modelled time
+  bool by_columns = false;
 };
 inline constexpr uint32_t kMaxSplits = 8;
 inline constexpr uint32_t kMinKStepsPerSplit = 8;
 inline constexpr uint32_t kMinKStepsPerTailSplit = 4;
 inline constexpr int kMinKStepsTail = 48;
 // `tail_min_ksteps`: a stream-K tail needs that many k-steps per tile; negative: no tail.
-inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms, int tail_min_ksteps = kMinKStepsTail) {
+inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms, int tail_min_ksteps = kMinKStepsTail,
+                                 bool column_tail = false) {
   const uint64_t tiles_u = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
   const double tiles = double(tiles_u);
   const uint64_t nk = (uint64_t(p.k) + 63) / 64;
@@ -70,19 +83,28 @@ inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms, int 
     const double e = ideal / cost(s);
     if (e > best.eff * (best.splits == 1 ? 1.08 : 1.0)) best = {s, SplitPlan::kAllTiles, e};
   }
-  if (best.splits > 1 || tail_min_ksteps < 0 || sms <= 0 || nk < uint64_t(tail_min_ksteps)) return best;
+  if (best.splits > 1 || sms <= 0) return best;
   const uint64_t rounds = tiles_u / uint64_t(sms), left = tiles_u % uint64_t(sms);
-  if (rounds == 0 || left == 0 || 2 * left > uint64_t(sms)) return best;
-  const uint32_t s = uint32_t(std::min<uint64_t>({uint64_t(sms) / left, kMaxSplits, nk / kMinKStepsPerTailSplit}));
-  if (s < 2 || tiles_u + uint64_t(left) * (s - 1) > uint64_t(INT32_MAX)) return best;
-  const double tailed = double(rounds) * double(nk + kUnitFixed) + double((nk + s - 1) / s) + kUnitFixed + kTailSplitUnit;
-  if (ideal / tailed > best.eff * 1.01) best = {s, uint32_t(left), ideal / tailed};
+  if (left == 0 || 2 * left > uint64_t(sms)) return best;
+  if (rounds > 0 && tail_min_ksteps >= 0 && nk >= uint64_t(tail_min_ksteps)) {
+    const uint32_t s = uint32_t(std::min<uint64_t>({uint64_t(sms) / left, kMaxSplits, nk / kMinKStepsPerTailSplit}));
+    if (s >= 2 && tiles_u + uint64_t(left) * (s - 1) <= uint64_t(INT32_MAX)) {
+      const double tailed =
+          double(rounds) * double(nk + kUnitFixed) + double((nk + s - 1) / s) + kUnitFixed + kTailSplitUnit;
+      if (ideal / tailed > best.eff * 1.01) return {s, uint32_t(left), ideal / tailed};
+    }
+  }
+  if (!column_tail || tiles_u + left > uint64_t(INT32_MAX)) return best;
+  constexpr double kColumnUnit = 1;
+  const double halved = double(rounds) * double(nk + kUnitFixed) + double(nk) / kColumnParts + kUnitFixed + kColumnUnit;
+  if (ideal / halved > best.eff * 1.01) best = {kColumnParts, uint32_t(left), ideal / halved, true};
   return best;
 }
 
 // The plan a launch runs: the split count within [1, k-steps], the split tiles within [0, tiles] (0 unsplit).
+// A column plan always has kColumnParts parts.
 inline SplitPlan clamp_plan(SplitPlan plan, uint64_t tiles, uint64_t num_k) {
-  plan.splits = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(plan.splits, num_k)));
+  plan.splits = plan.by_columns ? kColumnParts : uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(plan.splits, num_k)));
   plan.split_tiles = plan.splits > 1 ? uint32_t(std::min<uint64_t>(plan.split_tiles, tiles)) : 0u;
   return plan;
 }
@@ -93,7 +115,7 @@ inline uint64_t splitk_counter_bytes(uint64_t tiles) { return (tiles * 4 + 255) 
 inline uint64_t splitk_workspace_bytes(int bm, int bn, const Problem& p, SplitPlan plan) {
   const uint64_t tiles = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
   plan = clamp_plan(plan, tiles, (uint64_t(p.k) + 63) / 64);
-  if (plan.splits <= 1 || plan.split_tiles == 0) return 0;
+  if (plan.splits <= 1 || plan.split_tiles == 0 || plan.by_columns) return 0;
   return splitk_counter_bytes(plan.split_tiles) + uint64_t(plan.split_tiles) * plan.splits * uint64_t(bm) * bn * 4;
 }
 

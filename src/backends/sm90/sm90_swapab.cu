@@ -72,6 +72,8 @@ class SwapAbKernel final : public Sm90KernelBase {
   }
   // `plan.splits`: 1, 2, 4 or 8 (rounded down to one of them), at most the k-steps.
   Status run_splits(const GemmArgs& args, void*, size_t, SplitPlan plan, cudaStream_t stream) const override {
+    if (plan.by_columns)
+      return Status(StatusCode::invalid_argument, name() + ": splits K across a cluster, not tiles by columns");
     return launch(args, stream, plan.splits);
   }
 
