@@ -87,12 +87,16 @@ for step in $STEPS; do
     python) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 -m pytest tests/python -v -rs > "$OUT/pytest.log" 2>&1; rc=$?
             grep -E "passed|failed|PASSED|FAILED|SKIPPED|Error" "$OUT/pytest.log" | tail -40 ;;
     example) PYTHONPATH=build-dev/python PYTHONUNBUFFERED=1 python3 examples/vit_encoder_profile.py ${EXAMPLE_ARGS:-} 2>&1 | tee "$OUT/vit_example.log"; rc=$? ;;
-    # Named kernels beside the dispatcher's pick and cuBLASLt, interleaved in one process, PROBE_REPS rounds.
-    probe) for r in $(seq 1 ${PROBE_REPS:-2}); do
-             ./build-dev/tgemm bench -i "$PROBE_SHAPES" --no-ceilings --kernel "$PROBE_KERNELS" ${PROBE_ARGS:-} \
-               --csv "$OUT/probe_r$r.csv" > "$OUT/probe_r$r.log" 2>&1; rc=$((rc|$?))
+    # Named kernels beside the dispatcher's pick and cuBLASLt, interleaved in one process, PROBE_REPS rounds, once per
+    # environment of PROBE_ENVS ("-" none, else VAR=value[,VAR=value]).
+    probe) for v in ${PROBE_ENVS:--}; do
+             for r in $(seq 1 ${PROBE_REPS:-2}); do
+               env $( [ "$v" = - ] || echo "$v" | tr , ' ') ./build-dev/tgemm bench -i "$PROBE_SHAPES" --no-ceilings \
+                 --kernel "$PROBE_KERNELS" ${PROBE_ARGS:-} --csv "$OUT/probe_${v}_r$r.csv" > "$OUT/probe_${v}_r$r.log" 2>&1
+               rc=$((rc|$?))
+             done
            done
-           python3 scripts/dev/probe_summary.py "$OUT"/probe_r*.csv | tee "$OUT/probe_summary.txt" ;;
+           python3 scripts/dev/probe_summary.py "$OUT"/probe_*_r*.csv | tee "$OUT/probe_summary.txt" ;;
     ncu) bash scripts/dev/ncu_profile.sh build-dev "$OUT"; rc=$? ;;
     host) ./build-dev/tgemm_bench_host 2>&1 | tee "$OUT/host_overhead.log"; rc=$? ;;
     *) log "unknown step $step"; rc=2 ;;

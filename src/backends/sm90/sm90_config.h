@@ -134,9 +134,10 @@ struct Traits {
   static constexpr bool kWholeTileFits =
       kStages * (BM + BN) * 128 + (PP ? BM : BM / 2) * (BN * 2 + kStagingPad) + kFixedBytes <= kMaxDynamicSmem;
   static constexpr int kEpiChunks = PP && kStaged && !kWholeTileFits ? 2 : 1;
-  // The column tail (SplitPlan::by_columns) stages a half-width unit as the first of two column chunks, and its
-  // producer loads W in half-tile boxes so that a half unit fetches only its own rows.
-  static constexpr bool kColumnTail = SK && kEpiChunks == 2 && CM * CN == 1;
+  // The column tail (SplitPlan::by_columns): a half-width unit stages the tile's first BN / 2 columns (the first of
+  // two chunks, or the first half of the one), whole 64-column TMA boxes; the producer loads W in half-tile boxes so
+  // that a half unit fetches only its own rows. Unclustered: a half unit's W rows are not its peer's.
+  static constexpr bool kColumnTail = SK && CM * CN == 1 && (BN / 2) % 64 == 0;
   static constexpr int kChunkCols = BN / kEpiChunks;
   static constexpr int kStagingRowBytes = kChunkCols * 2 + kStagingPad;
   static constexpr int kStagingBuffers = PP ? 1 : kConsumerWGs;

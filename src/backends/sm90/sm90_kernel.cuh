@@ -34,6 +34,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/sm90/sm90_config.h"
 #include "backends/sm90/sm90_epilogue.cuh"
@@ -168,11 +169,11 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUten
   if (T::kTmaStore && tid != 0) return;
   const Smem<T> sm(smem_base);
   using Epi = Epilogue<T>;
-  auto store = [&](uint32_t staging, uint32_t row0, uint32_t n0) {
+  auto store = [&](uint32_t staging, uint32_t row0, uint32_t n0, uint32_t n_end) {
     if constexpr (T::kTmaStore) {
-      Epi::store_tma(staging, tmap_y, ep, row0, n0);
+      Epi::store_tma(staging, tmap_y, ep, row0, n0, n_end);
     } else {
-      Epi::store_staged(staging, ep, row0, n0, tid);
+      Epi::store_staged(staging, ep, row0, n0, n_end, tid);
     }
   };
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
@@ -183,13 +184,14 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUten
     sched.block(T::kClusterM > 1 ? rank : 0, T::kClusterN > 1 ? rank : 0, mb, nb);
     if constexpr (T::kPingpong) {  // one staging buffer, one tile (or column half of one) per turn
       const uint32_t n0 = nb * T::kBN + sched.column_offset();
+      const uint32_t n_end = sched.column_unit() ? n0 + T::kBN / 2 : UINT32_MAX;
 #pragma unroll 1
       for (uint32_t c = 0; c < uint32_t(T::kEpiChunks); ++c) {
         ptx::mbar_wait(sm.st_full, phase);
         // Split-K: a unit whose tile another CTA reduces passes through empty, and so does a column half's second
         // chunk.
         const bool skip = T::kSplitK && ptx::ld_shared_b32(sm.flags + 8) != 0;
-        if (!skip) store(sm.base + T::kOffStaging, mb * T::kBM, n0 + c * T::kChunkCols);
+        if (!skip) store(sm.base + T::kOffStaging, mb * T::kBM, n0 + c * T::kChunkCols, n_end);
         ptx::mbar_arrive(sm.st_empty);
         phase ^= 1;
       }
@@ -197,7 +199,8 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUten
 #pragma unroll 1
       for (uint32_t g = 0; g < 2; ++g) {
         ptx::mbar_wait(sm.st_full + 8 * g, phase);
-        store(sm.base + T::kOffStaging + g * T::kStagingBytesPerWG, mb * T::kBM + g * T::kWgRows, nb * T::kBN);
+        store(sm.base + T::kOffStaging + g * T::kStagingBytesPerWG, mb * T::kBM + g * T::kWgRows, nb * T::kBN,
+              UINT32_MAX);
         ptx::mbar_arrive(sm.st_empty + 8 * g);
       }
       phase ^= 1;
@@ -362,11 +365,12 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
 // q = j * kEpiChunks + c of the CTA's sequence may be written once the storers have drained chunk q - 1 (phase
 // q - 1 of st_empty); the epilogue turns make that wait exact. Split-K: a unit that does not write its tile
 // (`write` false) passes each chunk through empty and tells the storers so (`skip_flag`).
-template <class T, OutKind Out>
+// Half: a column-tail half, whose BN / 2 columns are the accumulators' first half: the first chunk of two, or the
+// first half of the one (the storers stop at its last column); a second chunk passes through empty.
+template <class T, OutKind Out, bool Half = false>
 __device__ __forceinline__ void pp_to_staging(float (&acc)[T::kMSub][T::kBN / 2], uint32_t st_full,
                                               uint32_t st_empty, uint32_t staging, uint32_t bias_smem, uint32_t j,
-                                              uint32_t wwarp, uint32_t lane, bool write, bool write_second,
-                                              uint32_t skip_flag) {
+                                              uint32_t wwarp, uint32_t lane, bool write, uint32_t skip_flag) {
   using Epi = Epilogue<T>;
   constexpr int NC = T::kEpiChunks, JPC = T::kBN / 16 / NC;
   const uint32_t q0 = j * NC;
@@ -375,14 +379,14 @@ __device__ __forceinline__ void pp_to_staging(float (&acc)[T::kMSub][T::kBN / 2]
   if constexpr (T::kSplitK) {
     if (leader) ptx::st_shared_b32(skip_flag, write ? 0u : 1u);
   }
-  if (write) Epi::template to_staging<Out, 0, JPC>(acc, staging, bias_smem, wwarp, lane);
+  if (write) Epi::template to_staging<Out, 0, Half && NC == 1 ? JPC / 2 : JPC>(acc, staging, bias_smem, wwarp, lane);
   ptx::mbar_arrive(st_full);
   if constexpr (NC == 2) {
     ptx::mbar_wait(st_empty, ((q0 + 1) & 1) ^ 1);
     if constexpr (T::kSplitK) {
-      if (leader) ptx::st_shared_b32(skip_flag, write_second ? 0u : 1u);
+      if (leader) ptx::st_shared_b32(skip_flag, write && !Half ? 0u : 1u);
     }
-    if (write_second) Epi::template to_staging<Out, JPC, JPC>(acc, staging, bias_smem, wwarp, lane);
+    if (write && !Half) Epi::template to_staging<Out, JPC, JPC>(acc, staging, bias_smem, wwarp, lane);
     ptx::mbar_arrive(st_full);
   }
   static_assert(NC == 1 || NC == 2, "one or two staging chunks");
@@ -539,16 +543,26 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
     // Our epilogue turn: the other warpgroup has written unit j - 1 into the staging buffer; the storers' drain of
     // it completes phase j - 1 of st_empty.
     if (j > 0) ptx::named_bar_sync(kEpiTurn + g, 256);
-    // A column half is staged as the first chunk (its columns are the accumulators' first half), the second passes
-    // through empty.
-    const bool write_second = write && !half;
     if (staged) {
-      if (ep.out == OutKind::bf16) {
-        pp_to_staging<T, OutKind::bf16>(acc, sm.st_full, sm.st_empty, staging, bias_smem, j, wwarp, lane, write,
-                                        write_second, sm.flags + 8);
+      auto to_staging = [&](auto out, auto half) {
+        pp_to_staging<T, decltype(out)::value, decltype(half)::value>(acc, sm.st_full, sm.st_empty, staging,
+                                                                       bias_smem, j, wwarp, lane, write, sm.flags + 8);
+      };
+      using Bf16 = std::integral_constant<OutKind, OutKind::bf16>;
+      using Fp16 = std::integral_constant<OutKind, OutKind::fp16>;
+      using Whole = std::false_type;
+      if (half) {
+        if constexpr (T::kColumnTail) {
+          if (ep.out == OutKind::bf16) {
+            to_staging(Bf16{}, std::true_type{});
+          } else {
+            to_staging(Fp16{}, std::true_type{});
+          }
+        }
+      } else if (ep.out == OutKind::bf16) {
+        to_staging(Bf16{}, Whole{});
       } else {
-        pp_to_staging<T, OutKind::fp16>(acc, sm.st_full, sm.st_empty, staging, bias_smem, j, wwarp, lane, write,
-                                        write_second, sm.flags + 8);
+        to_staging(Fp16{}, Whole{});
       }
     } else if (write) {
       // From registers, a column half stops at its own last column (the accumulators past it are stale).
