@@ -18,10 +18,8 @@ TEST(Sm90SplitPlan, LongKGetsAStreamKTail) {
   const SplitChoice c = choose_splits(64, 256, problem(8192, 6144, 4096), 132);
   EXPECT_EQ(c.splits, 3u);
   EXPECT_EQ(c.split_tiles, 36u);
-  // The same with the tail turned off (TGEMM_SM90_TAIL_MIN_KSTEPS=-1): no split; with the cutoff at 0 the seed shape
-  // (20 k-steps) gets one too.
+  // The same with the tail turned off (TGEMM_SM90_TAIL_MIN_KSTEPS=-1): no split.
   EXPECT_EQ(choose_splits(64, 256, problem(8192, 6144, 4096), 132, -1).splits, 1u);
-  EXPECT_EQ(choose_splits(64, 256, problem(8192, 6144, 1280), 132, 0).split_tiles, 36u);
   // 128x128 tiles: the same 3072.
   EXPECT_EQ(choose_splits(128, 128, problem(8192, 6144, 4096), 132).split_tiles, 36u);
   // 448 tiles = 3 rounds + 52, split 2 ways (run 132: 0.99 -> 1.11x cuBLASLt).
@@ -64,13 +62,13 @@ TEST(Sm90SplitPlan, FewTilesAndLongKSplitEveryTile) {
 }
 
 // Short K, a last round at most half full, a kernel that runs a column tail: those tiles as column halves (the
-// model: 23 rounds of 22 k-steps + 13 against 24 x 22).
+// model: 23 rounds of 22 k-steps + 15 against 24 x 22).
 TEST(Sm90SplitPlan, ShortKGetsAColumnTail) {
   const SplitChoice c = choose_splits(64, 256, problem(8192, 6144, 1280), 132, kMinKStepsTail, true);
   EXPECT_TRUE(c.by_columns);
   EXPECT_EQ(c.splits, kColumnParts);
   EXPECT_EQ(c.split_tiles, 36u);
-  EXPECT_NEAR(c.eff, 3072.0 * 22 / 132 / (23 * 22 + 13), 1e-9);
+  EXPECT_NEAR(c.eff, 3072.0 * 22 / 132 / (23 * 22 + 15), 1e-9);
   // Not without the kernel's column tail, nor where the last round is more than half full (4096 x 6144: 1536 =
   // 11 x 132 + 84) or the rounds are whole.
   EXPECT_EQ(choose_splits(64, 256, problem(8192, 6144, 1280), 132).splits, 1u);
@@ -81,9 +79,16 @@ TEST(Sm90SplitPlan, ShortKGetsAColumnTail) {
   const SplitChoice all = choose_splits(64, 256, problem(512, 1024, 1280), 132, kMinKStepsTail, true);
   EXPECT_TRUE(all.by_columns);
   EXPECT_EQ(all.split_tiles, 32u);
-  // Long K keeps the k-range tail; with that tail off, the column tail takes its place.
-  EXPECT_FALSE(choose_splits(64, 256, problem(8192, 6144, 4096), 132, kMinKStepsTail, true).by_columns);
-  EXPECT_TRUE(choose_splits(64, 256, problem(8192, 6144, 4096), 132, -1, true).by_columns);
+  // Where both tails apply, the model's better: at K = 4096 (s = 3) the column tail (run 146: +2.3% over the
+  // k-range tail), at K = 8192 with 20 tiles left (s = 6) the k-range tail (run 146: 1% ahead), and at 1 round + 4
+  // tiles (s = 8) the k-range tail too.
+  EXPECT_TRUE(choose_splits(64, 256, problem(8192, 6144, 4096), 132, kMinKStepsTail, true).by_columns);
+  const SplitChoice k = choose_splits(64, 256, problem(8192, 7168, 8192), 132, kMinKStepsTail, true);
+  EXPECT_FALSE(k.by_columns);
+  EXPECT_EQ(k.splits, 6u);
+  EXPECT_FALSE(choose_splits(64, 256, problem(1088, 2048, 4096), 132, kMinKStepsTail, true).by_columns);
+  // With the k-range tail off, the column tail takes its place.
+  EXPECT_TRUE(choose_splits(64, 256, problem(8192, 7168, 8192), 132, -1, true).by_columns);
 }
 
 TEST(Sm90SplitPlan, ClampAndWorkspace) {

@@ -17,11 +17,12 @@
 //   128x128 pp s5 c1x1: 4096x1024x1024 0.93x (pp 64x256 0.88) and some M = 2048 shapes (+2-3%); run 7. The untuned
 //            default ranks it behind pp 64x256 (same tile count, weight 0.95): for the tuned table.
 //   64x256 pp s5 c1x1 skauto: the workhorse with deterministic split-K, the split plan per problem
-//            (choose_splits in sm90_split_plan.h): every tile split where the tiles are few and K long, or a stream-K
-//            tail (the partial last round's tiles split, run first) where K is long and that round at most half
-//            full. The tail measured 2-3% faster than the unsplit twin at 23-31 rounds and 3-36% at 1-4 (run 132),
-//            so the untuned default takes it there; unsplit it runs within ~1% of the twin (run 125). Splitting every
-//            tile beats the twin but not cuBLASLt (run 126).
+//            (choose_splits in sm90_split_plan.h): every tile split where the tiles are few and K long, or, where
+//            the last round is at most half full, a tail: its tiles split in K (run first) or in two column halves
+//            (run last). The k-range tail measured 2-3% faster than the unsplit twin at 23-31 rounds and 3-36% at
+//            1-4 (run 132, K >= 3584), the column tail 1-12% at K = 1024-1280 (runs 144, 146), so the untuned
+//            default takes them; unsplit it runs within ~1% of the twin (run 125). Splitting every tile beats the
+//            twin but not cuBLASLt (run 126).
 // Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-7): staggered cooperative warpgroups (Traits Lag = 2: 1-2%
 // slower on 128x256 s3, 128x160 s5 and 128x128 s5, run 7), ping-pong 64x160 s7 (run 6: median 0.76x of
 // cuBLASLt on the models shapes, 0.79 at best on the N = 1280 ones), 128x128 and 256x128 cooperative, ping-pong 64x256

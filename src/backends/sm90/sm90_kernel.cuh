@@ -29,6 +29,11 @@
 // convert, store). Nobody waits for anybody, so there is no order between CTAs to deadlock on, and no float
 // atomics. The other units still take their epilogue turn with an empty staging pass, which keeps every parity
 // wait of the staging ring as without split-K.
+//
+// Column tail (Traits::kColumnTail, EpilogueParams::by_columns): the split tiles run instead as two column halves
+// each, over all of K, after the whole tiles. A half's producer loads only its W rows (W comes in half-tile boxes),
+// its consumer runs the N = BN / 2 wgmma into the first half of the accumulators and stages those columns; the
+// storers stop at the half's last column.
 #pragma once
 
 #include <cuda.h>

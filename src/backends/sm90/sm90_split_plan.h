@@ -47,13 +47,20 @@ inline constexpr uint32_t kColumnParts = 2;
 // 512 x 4608 x 3584 0.61 -> 0.76x) and losses on every one with K <= 1280 (-1 to -3% at 8192 x 6144 x 1280, -5 to
 // -14% at 1-2 rounds). There the kernel itself ran 2-15% longer under Nsight Compute with 14-32% more L2 sector
 // traffic, its consumers waiting longer for their loads; the partials' own instructions took few stall samples
-// (runs 133-136). So a tail needs kMinKStepsTail k-steps per tile (K = 1281-3583 not measured). kTailSplitUnit is
-// what is left on the critical path above that (an estimate; the measured gains fit 2-20).
+// (runs 133-136), so a k-range tail needs kMinKStepsTail k-steps per tile.
 //
-// Where no k-range tail is taken (short K), a column tail may be (`column_tail`: the kernel can run one): the tiles
-// of a last round at most half full are each run as two column halves (BN / 2 wide, all of K), after the whole
-// tiles, so the last round takes about half a tile's time. Nothing is reduced, so nothing waits on L2 traffic;
-// kColumnUnit is the halves' lower wgmma efficiency (N = BN / 2) in k-steps, an estimate.
+// A column tail (`column_tail`: the kernel can run one) needs no k-steps: the tiles of a last round at most half
+// full are each run as two column halves (BN / 2 wide, all of K), after the whole tiles, so the last round takes
+// about half a tile's time. Nothing is reduced, so nothing waits on L2 traffic. Against the unsplit twin in one
+// process (runs 144 and 146): 8192 x 6144 x 1280 +1.1-2.1%, 4096 x 3840 x 1280 +2-5%, 1024 x 5120 x 1280 +5-12%; at
+// 23-31 rounds with 4-36 tiles left, ~0.7% below the model with kColumnUnit = 1 (31 rounds + 4 tiles: -1 to +0.3%),
+// hence kColumnUnit = 3 k-steps for the halves' N = BN / 2 wgmma and their own fixed cost.
+//
+// Where both apply, the model picks. A k-range tail saves 1 - 1 / s of a round, a column tail half of one; the k-range
+// tail's kTailSplitUnit (what its partials leave on the critical path) is fitted to run 146, where each kernel ran
+// with either tail in one process: the column tail ahead at 8192 x 6144 x 4096 (s = 3; 64x256 +2.3%, 128x128 +6%),
+// the k-range tail ahead by 1-2% for 64x256 at K = 8192-18944 (s = 6). kTailSplitUnit = 20 k-steps puts the first
+// on the column side and the second on the k-range side.
 struct SplitChoice {
   uint32_t splits = 1;
   uint32_t split_tiles = SplitPlan::kAllTiles;
@@ -70,7 +77,7 @@ inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms, int 
   const uint64_t tiles_u = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
   const double tiles = double(tiles_u);
   const uint64_t nk = (uint64_t(p.k) + 63) / 64;
-  constexpr double kUnitFixed = 2, kSplitUnit = 24, kTailSplitUnit = 2;
+  constexpr double kUnitFixed = 2, kSplitUnit = 24, kTailSplitUnit = 20, kColumnUnit = 3;
   auto cost = [&](uint32_t s) {
     const double rounds = std::ceil(tiles * s / sms);
     const double per = double((nk + s - 1) / s) + kUnitFixed + (s > 1 ? kSplitUnit : 0.0);
@@ -86,19 +93,20 @@ inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms, int 
   if (best.splits > 1 || sms <= 0) return best;
   const uint64_t rounds = tiles_u / uint64_t(sms), left = tiles_u % uint64_t(sms);
   if (left == 0 || 2 * left > uint64_t(sms)) return best;
+  // The better of the two tails by the model, if it gains 1%.
+  SplitChoice tail = best;
   if (rounds > 0 && tail_min_ksteps >= 0 && nk >= uint64_t(tail_min_ksteps)) {
     const uint32_t s = uint32_t(std::min<uint64_t>({uint64_t(sms) / left, kMaxSplits, nk / kMinKStepsPerTailSplit}));
     if (s >= 2 && tiles_u + uint64_t(left) * (s - 1) <= uint64_t(INT32_MAX)) {
-      const double tailed =
-          double(rounds) * double(nk + kUnitFixed) + double((nk + s - 1) / s) + kUnitFixed + kTailSplitUnit;
-      if (ideal / tailed > best.eff * 1.01) return {s, uint32_t(left), ideal / tailed};
+      const double t = double(rounds) * double(nk + kUnitFixed) + double((nk + s - 1) / s) + kUnitFixed + kTailSplitUnit;
+      tail = {s, uint32_t(left), ideal / t};
     }
   }
-  if (!column_tail || tiles_u + left > uint64_t(INT32_MAX)) return best;
-  constexpr double kColumnUnit = 1;
-  const double halved = double(rounds) * double(nk + kUnitFixed) + double(nk) / kColumnParts + kUnitFixed + kColumnUnit;
-  if (ideal / halved > best.eff * 1.01) best = {kColumnParts, uint32_t(left), ideal / halved, true};
-  return best;
+  if (column_tail && tiles_u + left <= uint64_t(INT32_MAX)) {
+    const double t = double(rounds) * double(nk + kUnitFixed) + double(nk) / kColumnParts + kUnitFixed + kColumnUnit;
+    if (ideal / t > tail.eff) tail = {kColumnParts, uint32_t(left), ideal / t, true};
+  }
+  return tail.eff > best.eff * 1.01 ? tail : best;
 }
 
 // The plan a launch runs: the split count within [1, k-steps], the split tiles within [0, tiles] (0 unsplit).
