@@ -515,12 +515,8 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
     // wait on is at most one phase behind the parity we ask for (no aliasing).
     if (j > 0) ptx::named_bar_sync(kMmaTurn + g, 256);
     uint32_t prev = 0;
-    if constexpr (T::kColumnTail) {
-      if (half) {
-        mainloop<T, BN / 2>(acc, a_lo0, b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
-      } else {
-        mainloop<T>(acc, a_lo0, b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
-      }
+    if (half) {
+      mainloop<T, T::kColumnTail ? BN / 2 : BN>(acc, a_lo0, b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
     } else {
       mainloop<T>(acc, a_lo0, b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
     }
@@ -555,19 +551,11 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
       };
       using Bf16 = std::integral_constant<OutKind, OutKind::bf16>;
       using Fp16 = std::integral_constant<OutKind, OutKind::fp16>;
-      using Whole = std::false_type;
+      using Half = std::bool_constant<T::kColumnTail>;  // `half` is never true without a column tail
       if (half) {
-        if constexpr (T::kColumnTail) {
-          if (ep.out == OutKind::bf16) {
-            to_staging(Bf16{}, std::true_type{});
-          } else {
-            to_staging(Fp16{}, std::true_type{});
-          }
-        }
-      } else if (ep.out == OutKind::bf16) {
-        to_staging(Bf16{}, Whole{});
+        ep.out == OutKind::bf16 ? to_staging(Bf16{}, Half{}) : to_staging(Fp16{}, Half{});
       } else {
-        to_staging(Fp16{}, Whole{});
+        ep.out == OutKind::bf16 ? to_staging(Bf16{}, std::false_type{}) : to_staging(Fp16{}, std::false_type{});
       }
     } else if (write) {
       // From registers, a column half stops at its own last column (the accumulators past it are stale).
