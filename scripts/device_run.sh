@@ -90,9 +90,10 @@ for step in $STEPS; do
     # Named kernels beside the dispatcher's pick and cuBLASLt, interleaved in one process, PROBE_REPS rounds, once per
     # environment of PROBE_ENVS ("-" none, else VAR=value[,VAR=value]).
     probe) for v in ${PROBE_ENVS:--}; do
+             lab=$(printf %s "$v" | tr -c 'A-Za-z0-9=,.-' _)  # a file name (no slashes of a path value)
              for r in $(seq 1 ${PROBE_REPS:-2}); do
                env $( [ "$v" = - ] || echo "$v" | tr , ' ') ./build-dev/tgemm bench -i "$PROBE_SHAPES" --no-ceilings \
-                 --kernel "$PROBE_KERNELS" ${PROBE_ARGS:-} --csv "$OUT/probe_${v}_r$r.csv" > "$OUT/probe_${v}_r$r.log" 2>&1
+                 --kernel "$PROBE_KERNELS" ${PROBE_ARGS:-} --csv "$OUT/probe_${lab}_r$r.csv" > "$OUT/probe_${lab}_r$r.log" 2>&1
                rc=$((rc|$?))
              done
            done
