@@ -20,7 +20,7 @@
 //            (choose_splits in sm90_split_plan.h): every tile split where the tiles are few and K long, or, where
 //            the last round is at most half full, a tail: its tiles split in K (run first) or in two column halves
 //            (run last). The k-range tail measured 2-3% faster than the unsplit twin at 23-31 rounds and 3-36% at
-//            1-4 (run 132, K >= 3584), the column tail 1-12% at K = 1024-1280 (runs 144, 146), so the untuned
+//            1-4 (run 132, K >= 3584), the column tail 1-13% at K = 1024-1280 (runs 144, 146), so the untuned
 //            default takes them; unsplit it runs within ~1% of the twin (run 125). Splitting every tile beats the
 //            twin but not cuBLASLt (run 126).
 // Measured and dropped (scripts/dev/SM90_NOTES.md, runs 4-7): staggered cooperative warpgroups (Traits Lag = 2: 1-2%

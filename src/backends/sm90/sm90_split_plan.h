@@ -52,7 +52,7 @@ inline constexpr uint32_t kColumnParts = 2;
 // A column tail (`column_tail`: the kernel can run one) needs no k-steps: the tiles of a last round at most half
 // full are each run as two column halves (BN / 2 wide, all of K), after the whole tiles, so the last round takes
 // about half a tile's time. Nothing is reduced, so nothing waits on L2 traffic. Against the unsplit twin in one
-// process (runs 144 and 146): 8192 x 6144 x 1280 +1.1-2.1%, 4096 x 3840 x 1280 +2-5%, 1024 x 5120 x 1280 +5-12%; at
+// process (runs 144 and 146): 8192 x 6144 x 1280 +1.1-2.1%, 4096 x 3840 x 1280 +1-6%, 1024 x 5120 x 1280 +5-13%; at
 // 23-31 rounds with 4-36 tiles left, ~0.7% below the model with kColumnUnit = 1 (31 rounds + 4 tiles: -1 to +0.3%),
 // hence kColumnUnit = 3 k-steps for the halves' N = BN / 2 wgmma and their own fixed cost.
 //
@@ -93,17 +93,18 @@ inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms, int 
   if (best.splits > 1 || sms <= 0) return best;
   const uint64_t rounds = tiles_u / uint64_t(sms), left = tiles_u % uint64_t(sms);
   if (left == 0 || 2 * left > uint64_t(sms)) return best;
-  // The better of the two tails by the model, if it gains 1%.
+  // The better of the two tails by the model, if it gains 1%. Both run `rounds` rounds of whole tiles first.
+  const double whole = double(rounds) * double(nk + kUnitFixed);
   SplitChoice tail = best;
   if (rounds > 0 && tail_min_ksteps >= 0 && nk >= uint64_t(tail_min_ksteps)) {
     const uint32_t s = uint32_t(std::min<uint64_t>({uint64_t(sms) / left, kMaxSplits, nk / kMinKStepsPerTailSplit}));
     if (s >= 2 && tiles_u + uint64_t(left) * (s - 1) <= uint64_t(INT32_MAX)) {
-      const double t = double(rounds) * double(nk + kUnitFixed) + double((nk + s - 1) / s) + kUnitFixed + kTailSplitUnit;
+      const double t = whole + double((nk + s - 1) / s) + kUnitFixed + kTailSplitUnit;
       tail = {s, uint32_t(left), ideal / t};
     }
   }
   if (column_tail && tiles_u + left <= uint64_t(INT32_MAX)) {
-    const double t = double(rounds) * double(nk + kUnitFixed) + double(nk) / kColumnParts + kUnitFixed + kColumnUnit;
+    const double t = whole + double(nk) / kColumnParts + kUnitFixed + kColumnUnit;
     if (ideal / t > tail.eff) tail = {kColumnParts, uint32_t(left), ideal / t, true};
   }
   return tail.eff > best.eff * 1.01 ? tail : best;
@@ -112,7 +113,8 @@ inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms, int 
 // The plan a launch runs: the split count within [1, k-steps], the split tiles within [0, tiles] (0 unsplit).
 // A column plan always has kColumnParts parts.
 inline SplitPlan clamp_plan(SplitPlan plan, uint64_t tiles, uint64_t num_k) {
-  plan.splits = plan.by_columns ? kColumnParts : uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(plan.splits, num_k)));
+  plan.splits =
+      plan.by_columns ? kColumnParts : uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(plan.splits, num_k)));
   plan.split_tiles = plan.splits > 1 ? uint32_t(std::min<uint64_t>(plan.split_tiles, tiles)) : 0u;
   return plan;
 }
