@@ -41,8 +41,13 @@ class Sm90KernelBase : public Kernel {
   const Limits& limits() const override { return lim_; }
   // Whether a split plan may divide tiles by columns (SplitPlan::by_columns; Traits::kColumnTail).
   bool column_tail() const { return column_tail_; }
-  // Split-K configurations: the split plan `run` picks for a problem (no split for the others).
-  virtual SplitPlan split_plan(const Problem&) const { return {}; }
+  // Split-K configurations: the split plan `run` picks for a problem (no split for the others), with the model's
+  // efficiency of it (choose_splits), which the untuned default scores tails by.
+  virtual SplitChoice split_choice(const Problem&) const { return {}; }
+  virtual SplitPlan split_plan(const Problem& p) const {
+    const SplitChoice c = split_choice(p);
+    return {c.splits, c.split_tiles, c.by_columns};
+  }
   // `run` with a given split plan (development harness, tests); the persistent skeleton's split-K needs
   // splitk_workspace_bytes of workspace.
   virtual Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, SplitPlan plan,

@@ -53,10 +53,9 @@ double score(const Sm90KernelBase& k, const Problem& p, int sms) {
     // configuration ranks behind its twin: unsplit it runs within ~1% of it (run 125), and where it splits every
     // tile (few tiles, long K) it beat the twin but not cuBLASLt on any shape of the suites re-tuned (run 126).
     // A column tail is scored the same way.
-    const SplitPlan plan = k.split_plan(p);
+    const SplitChoice plan = k.split_choice(p);
     const bool tail = plan.splits > 1 && (plan.by_columns || plan.split_tiles != SplitPlan::kAllTiles);
-    wave_eff = tail ? std::min(1.0, choose_splits(c.bm, c.bn, p, sms, kMinKStepsTail, k.column_tail()).eff)
-                    : 0.90 * wave_eff;
+    wave_eff = tail ? std::min(1.0, plan.eff) : 0.90 * wave_eff;
   }
   const double edge_eff = double(p.m) * double(p.n) / (mt * c.bm * nt * c.bn);
   return tile_weight(c, p) * wave_eff * edge_eff;

@@ -180,17 +180,16 @@ class Sm90Kernel final : public Sm90KernelBase {
     return v;
   }
 
-  SplitPlan split_plan(const Problem& p) const override {
+  SplitChoice split_choice(const Problem& p) const override {
     if constexpr (T::kSplitK) {
       // Development: TGEMM_SM90_SPLITS=s forces every tile's split count (A/B timing of choose_splits' model);
-      // TGEMM_SM90_TAIL_MIN_KSTEPS=k moves the stream-K tail's K cutoff (-1: no tail).
+      // TGEMM_SM90_TAIL_MIN_KSTEPS=k moves the k-range tail's K cutoff (-1: none), TGEMM_SM90_COLUMN_TAIL=0 turns the
+      // column tail off.
       static const int forced = env_int("TGEMM_SM90_SPLITS", 0);
       if (forced > 0) return {uint32_t(std::min<int>(forced, int(kMaxSplits)))};
-      // TGEMM_SM90_COLUMN_TAIL=0 turns the column tail off.
       static const int tail_min = env_int("TGEMM_SM90_TAIL_MIN_KSTEPS", kMinKStepsTail);
       static const bool column_tail = T::kColumnTail && env_int("TGEMM_SM90_COLUMN_TAIL", 1) != 0;
-      const SplitChoice c = choose_splits(T::kBM, T::kBN, p, current_sm_count(), tail_min, column_tail);
-      return {c.splits, c.split_tiles, c.by_columns};
+      return choose_splits(T::kBM, T::kBN, p, current_sm_count(), tail_min, column_tail);
     } else {
       return {};
     }
