@@ -71,7 +71,8 @@ inline constexpr uint32_t kMaxSplits = 8;
 inline constexpr uint32_t kMinKStepsPerSplit = 8;
 inline constexpr uint32_t kMinKStepsPerTailSplit = 4;
 inline constexpr int kMinKStepsTail = 48;
-// `tail_min_ksteps`: a stream-K tail needs that many k-steps per tile; negative: no tail.
+// `tail_min_ksteps`: a k-range tail needs that many k-steps per tile; negative: none (a column tail may still be).
+// `column_tail`: the kernel can run a column tail (Traits::kColumnTail).
 inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms, int tail_min_ksteps = kMinKStepsTail,
                                  bool column_tail = false) {
   const uint64_t tiles_u = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
