@@ -113,6 +113,9 @@ class Kernel {
   virtual bool deterministic() const { return true; }
   virtual Verdict can_implement(const Problem& p) const { return check_limits(limits(), p); }
   virtual size_t workspace_bytes(const Problem&) const { return 0; }
+  // How `run` divides this problem's work where that depends on the problem (a split plan), in words for `tgemm
+  // explain`; empty where there is nothing to say.
+  virtual std::string describe_run(const Problem&) const { return {}; }
   // Enqueues on `stream`. Precondition: can_implement(args.p).ok(). Must not allocate or synchronise.
   virtual Status run(const GemmArgs& args, void* workspace, size_t workspace_bytes,
                      cudaStream_t stream) const = 0;

@@ -483,6 +483,9 @@ Plan Dispatcher::make_plan(const Problem& p, const DeviceInfo& dev, const std::s
     plan.workspace_bytes = std::max(plan.workspace_bytes, plan.kernel->workspace_bytes(piece_problem(p, pc.m0, pc.m, pc.n0, pc.n)));
   plan.chain.push_back("plan: " + plan.kernel->name() + ", " + std::to_string(plan.pieces.size()) +
                        (plan.pieces.size() == 1 ? " piece" : " pieces") + ", workspace " + std::to_string(plan.workspace_bytes) + " bytes");
+  const Piece& first = plan.pieces.front();
+  if (std::string run = plan.kernel->describe_run(piece_problem(p, first.m0, first.m, first.n0, first.n)); !run.empty())
+    plan.chain.push_back("  run" + std::string(plan.pieces.size() > 1 ? " (first piece)" : "") + ": " + run);
   return plan;
 }
 

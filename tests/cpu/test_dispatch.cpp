@@ -280,6 +280,13 @@ TEST(Plan, DefaultTakesATailWhereItPays) {
   };
   EXPECT_EQ(first(8192, 6144, 4096), "sm90_bf16_64x256x64_s5_c1x1_pp_skauto_i32");
   EXPECT_EQ(first(8192, 6144, 1280), "sm90_bf16_64x256x64_s5_c1x1_pp_skauto_i32");
+  // `tgemm explain` says how: the plan's chain ends with the kernel's run.
+  Problem p;
+  p.m = 8192, p.n = 6144, p.k = 1280, p.ldx = 1280, p.ldw = 1280, p.ldy = 6144;
+  const Plan pl = d->make_plan(p, DeviceInfo{});
+  ASSERT_FALSE(pl.chain.empty());
+  EXPECT_NE(pl.chain.back().find("the last 36 of 3072 tiles of 64x256 as two column halves"), std::string::npos)
+      << joined(pl);
   EXPECT_EQ(first(65536, 6144, 4096), "sm90_bf16_64x256x64_s5_c1x1_pp_i32");
   EXPECT_EQ(first(65536, 6144, 1280), "sm90_bf16_64x256x64_s5_c1x1_pp_i32");
 }

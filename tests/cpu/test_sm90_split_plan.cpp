@@ -91,6 +91,16 @@ TEST(Sm90SplitPlan, ShortKGetsAColumnTail) {
   EXPECT_TRUE(choose_splits(64, 256, problem(8192, 7168, 8192), 132, -1, true).by_columns);
 }
 
+TEST(Sm90SplitPlan, DescribedInWords) {
+  const Problem p = problem(8192, 6144, 1280);
+  EXPECT_EQ(describe_split_plan(64, 256, p, {}), "3072 tiles of 64x256, none split");
+  EXPECT_EQ(describe_split_plan(64, 256, p, {2, 36, true}),
+            "the last 36 of 3072 tiles of 64x256 as two column halves each, run after the whole tiles (a column tail)");
+  EXPECT_EQ(describe_split_plan(64, 256, p, {3, 36}),
+            "the last 36 of 3072 tiles of 64x256 split 3 ways in K, run first (a k-range tail)");
+  EXPECT_EQ(describe_split_plan(64, 256, p, {4, SplitPlan::kAllTiles}), "every one of 3072 tiles of 64x256 split 4 ways in K");
+}
+
 TEST(Sm90SplitPlan, ClampAndWorkspace) {
   EXPECT_EQ(clamp_plan({4, SplitPlan::kAllTiles}, 10, 20).split_tiles, 10u);
   EXPECT_EQ(clamp_plan({40, 3}, 10, 20).splits, 20u);           // at most one split per k-step

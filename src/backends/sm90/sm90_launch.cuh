@@ -194,6 +194,9 @@ class Sm90Kernel final : public Sm90KernelBase {
       return {};
     }
   }
+  std::string describe_run(const Problem& p) const override {
+    return T::kSplitK ? describe_split_plan(T::kBM, T::kBN, p, split_plan(p)) : std::string();
+  }
   // Split-K: the split plan is a function of the problem (and the SM count), so a problem always runs with the
   // same plan and gives the same bits.
   size_t workspace_bytes(const Problem& p) const override {

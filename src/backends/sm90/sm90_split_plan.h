@@ -7,6 +7,7 @@
 #include <cmath>
 #include <climits>
 #include <cstdint>
+#include <string>
 
 #include "tgemm/kernel.h"
 
@@ -118,6 +119,19 @@ inline SplitPlan clamp_plan(SplitPlan plan, uint64_t tiles, uint64_t num_k) {
       plan.by_columns ? kColumnParts : uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(plan.splits, num_k)));
   plan.split_tiles = plan.splits > 1 ? uint32_t(std::min<uint64_t>(plan.split_tiles, tiles)) : 0u;
   return plan;
+}
+
+// A plan in words (Kernel::describe_run): how the tiles of a bm x bn tiling of `p` are divided.
+inline std::string describe_split_plan(int bm, int bn, const Problem& p, SplitPlan plan) {
+  const uint64_t tiles = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
+  plan = clamp_plan(plan, tiles, (uint64_t(p.k) + 63) / 64);
+  const std::string of = std::to_string(tiles) + " tiles of " + std::to_string(bm) + "x" + std::to_string(bn);
+  if (plan.splits <= 1 || plan.split_tiles == 0) return of + ", none split";
+  const std::string which = plan.split_tiles == tiles ? "every one of " + of
+                                                       : "the last " + std::to_string(plan.split_tiles) + " of " + of;
+  if (plan.by_columns) return which + " as two column halves each, run after the whole tiles (a column tail)";
+  return which + " split " + std::to_string(plan.splits) + " ways in K" +
+         (plan.split_tiles == tiles ? "" : ", run first (a k-range tail)");
 }
 
 // Workspace of a split-K launch: one uint32 arrival counter per split tile (256-byte aligned block), then `splits`

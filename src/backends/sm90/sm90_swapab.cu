@@ -67,6 +67,13 @@ class SwapAbKernel final : public Sm90KernelBase {
     const SwapAbDevice* st = device_state<T>(dev);
     return {st->err == cudaSuccess ? choose_swapab_splits(p, T::kMT, T::kWRows, st->concurrent) : 1u};
   }
+  std::string describe_run(const Problem& p) const override {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return "K split across a cluster as the GPU's SM count allows (no GPU here)";
+    const uint32_t s = launch_splits(p, split_plan(p).splits);
+    return s > 1 ? "K split " + std::to_string(s) + " ways across a cluster of " + std::to_string(s) + " CTAs"
+                 : std::string("K not split");
+  }
   Status run(const GemmArgs& args, void*, size_t, cudaStream_t stream) const override {
     return launch(args, stream, split_plan(args.p).splits);
   }
@@ -78,12 +85,18 @@ class SwapAbKernel final : public Sm90KernelBase {
   }
 
  private:
+  // The split count a launch runs: within [1, min(kMaxSplits, k-steps)], a power of two (each rank reduces 128 / S
+  // rows).
+  static uint32_t launch_splits(const Problem& p, uint32_t splits) {
+    const uint32_t nk = uint32_t((uint64_t(p.k) + T::kBK - 1) / T::kBK);
+    splits = std::clamp<uint32_t>(splits, 1, std::min<uint32_t>(T::kMaxSplits, nk));
+    while (splits & (splits - 1)) splits &= splits - 1;
+    return splits;
+  }
   Status launch(const GemmArgs& a, cudaStream_t stream, uint32_t splits) const {
     const Problem& p = a.p;
     if (p.m == 0 || p.n == 0) return Status::Ok();
-    const uint32_t nk = uint32_t((uint64_t(p.k) + T::kBK - 1) / T::kBK);
-    splits = std::clamp<uint32_t>(splits, 1, std::min<uint32_t>(T::kMaxSplits, nk));
-    while (splits & (splits - 1)) splits &= splits - 1;  // a power of two: each rank reduces 128 / S rows
+    splits = launch_splits(p, splits);
     int dev = 0;
     if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status("cudaGetDevice", e);
     if (dev < 0 || dev >= kMaxDevices) return Status(StatusCode::internal, "sm90: device index out of range");
