@@ -29,6 +29,11 @@ struct SplitPlan {
 };
 inline constexpr uint32_t kColumnParts = 2;
 
+// Output tiles of a bm x bn tiling of `p`.
+inline uint64_t tile_count(int bm, int bn, const Problem& p) {
+  return ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
+}
+
 // Split-K cost model, in k-steps of one tile on one SM: a persistent CTA runs its units one after another, so a
 // split count s costs ceil(units / sms) rounds of (k-steps per unit + kUnitFixed), plus, with s > 1, kSplitUnit per
 // unit for the partials (write one fp32 tile, fence, count in, the last reads all s). kSplitUnit is fitted to run 6
@@ -76,7 +81,7 @@ inline constexpr int kMinKStepsTail = 48;
 // `column_tail`: the kernel can run a column tail (Traits::kColumnTail).
 inline SplitChoice choose_splits(int bm, int bn, const Problem& p, int sms, int tail_min_ksteps = kMinKStepsTail,
                                  bool column_tail = false) {
-  const uint64_t tiles_u = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
+  const uint64_t tiles_u = tile_count(bm, bn, p);
   const double tiles = double(tiles_u);
   const uint64_t nk = (uint64_t(p.k) + 63) / 64;
   constexpr double kUnitFixed = 2, kSplitUnit = 24, kTailSplitUnit = 20, kColumnUnit = 3;
@@ -123,7 +128,7 @@ inline SplitPlan clamp_plan(SplitPlan plan, uint64_t tiles, uint64_t num_k) {
 
 // A plan in words (Kernel::describe_run): how the tiles of a bm x bn tiling of `p` are divided.
 inline std::string describe_split_plan(int bm, int bn, const Problem& p, SplitPlan plan) {
-  const uint64_t tiles = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
+  const uint64_t tiles = tile_count(bm, bn, p);
   plan = clamp_plan(plan, tiles, (uint64_t(p.k) + 63) / 64);
   const std::string of = std::to_string(tiles) + " tiles of " + std::to_string(bm) + "x" + std::to_string(bn);
   if (plan.splits <= 1 || plan.split_tiles == 0) return of + ", none split";
@@ -138,7 +143,7 @@ inline std::string describe_split_plan(int bm, int bn, const Problem& p, SplitPl
 // fp32 partial tiles per split tile.
 inline uint64_t splitk_counter_bytes(uint64_t tiles) { return (tiles * 4 + 255) / 256 * 256; }
 inline uint64_t splitk_workspace_bytes(int bm, int bn, const Problem& p, SplitPlan plan) {
-  const uint64_t tiles = ((uint64_t(p.m) + bm - 1) / bm) * ((uint64_t(p.n) + bn - 1) / bn);
+  const uint64_t tiles = tile_count(bm, bn, p);
   plan = clamp_plan(plan, tiles, (uint64_t(p.k) + 63) / 64);
   if (plan.splits <= 1 || plan.split_tiles == 0 || plan.by_columns) return 0;
   return splitk_counter_bytes(plan.split_tiles) + uint64_t(plan.split_tiles) * plan.splits * uint64_t(bm) * bn * 4;
