@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <vector>
 
 namespace tgemm {
 
@@ -16,6 +17,21 @@ inline bool env_switch(const char* name) {
 inline int env_int(const char* name, int fallback) {
   const char* e = std::getenv(name);
   return e && *e ? std::atoi(e) : fallback;
+}
+
+// The integers of `name`, separated by ',' or ':' (TGEMM_SM90_L2_TWINS=1,3 or 1:3, the form a device_run.sh probe
+// variant can carry); empty where it is unset.
+inline std::vector<int> env_int_list(const char* name) {
+  std::vector<int> out;
+  const char* e = std::getenv(name);
+  while (e && *e) {
+    char* end = nullptr;
+    const long v = std::strtol(e, &end, 10);
+    if (end == e) break;  // not a number: stop
+    out.push_back(int(v));
+    e = *end == ',' || *end == ':' ? end + 1 : end;
+  }
+  return out;
 }
 
 }  // namespace tgemm

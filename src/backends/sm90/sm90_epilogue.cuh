@@ -33,7 +33,12 @@ struct EpilogueParams {
   float* partials = nullptr;
   uint32_t split_tiles = 0;
   uint32_t by_columns = 0;  // the split tiles run as column halves (SplitPlan::by_columns)
+  uint32_t l2_hints = 0;    // L2Hint bits: the operands whose loads ask L2 to keep them
 };
+
+// EpilogueParams::l2_hints: the operands whose TMA loads ask L2 to keep their lines (evict_last); the others load
+// without a cache hint. (Bit 1 was Y's stores with evict_first: no gain, and 7% slower at M = 768000, run 153.)
+enum L2Hint : uint32_t { kL2HintW = 2, kL2HintX = 4 };
 
 // Element offset of Y[row, col]. The int32 variant reproduces the seed incident deliberately: the product is
 // formed in 32-bit wrapping arithmetic and sign-extended, so past (M-1)*ldy + N-1 > INT32_MAX it really points
@@ -146,12 +151,10 @@ struct Epilogue {
     if constexpr (T::kTmaStore) ptx::fence_proxy_async_shared();
   }
 
-  // Storer side, staged mode: 16-byte chunks of the staged rows (kChunkCols columns from n0, none from n_end on: a
-  // column-tail half) to Y. Consecutive threads take consecutive chunks of a row, so each warp writes whole
-  // contiguous row segments.
+  // Storer side, staged mode: 16-byte chunks of the staged rows (kChunkCols columns from n0, none from ep.n on) to
+  // Y. Consecutive threads take consecutive chunks of a row, so each warp writes whole contiguous row segments.
   __device__ static void store_staged(uint32_t staging, const EpilogueParams& ep, uint32_t row0, uint32_t n0,
-                                      uint32_t n_end, uint32_t tid) {
-    const uint32_t n_lim = min(ep.n, n_end);
+                                      uint32_t tid) {
     constexpr uint32_t kChunksPerRow = T::kChunkCols / 8;
     constexpr uint32_t kChunks = kWgRows * kChunksPerRow;
     char* const y = static_cast<char*>(ep.y);
@@ -160,7 +163,7 @@ struct Epilogue {
       const uint32_t r = i / kChunksPerRow, c = i % kChunksPerRow;
       const uint4 v = ptx::ld_shared_v4(staging + r * T::kStagingRowBytes + c * 16);
       const uint32_t row = row0 + r, col = n0 + c * 8;
-      if (row < ep.m && col < n_lim) {
+      if (row < ep.m && col < ep.n) {
         char* p = y + y_offset<IndexT>(row, col, ep.ldy) * 2;
         if (col + 8 <= ep.n) {
           ptx::st_global_v4(p, v);
@@ -176,16 +179,15 @@ struct Epilogue {
   }
 
   // Storer side, TMA mode (one thread): the staged rows [row0, row0 + kWgRows) x columns [n0, n0 + kChunkCols) to
-  // Y, one store per 64-column box; returns once the buffer has been read (it may be rewritten then). Boxes wholly
-  // past N or from n_end on (a column-tail half) are skipped, the rest clipped by TMA.
+  // Y, one store per 64-column box; returns once the buffer has been read (it may be rewritten then). Boxes from
+  // ep.n on are skipped (a column-tail half's bound is a box edge), the rest clipped by TMA at the matrix edge.
   __device__ static void store_tma(uint32_t staging, const CUtensorMap* tmap_y, const EpilogueParams& ep,
-                                   uint32_t row0, uint32_t n0, uint32_t n_end) {
+                                   uint32_t row0, uint32_t n0) {
     if (row0 >= ep.m) return;
-    const uint32_t n_lim = min(ep.n, n_end);
 #pragma unroll
     for (int b = 0; b < T::kChunkCols / 64; ++b) {
       const uint32_t col = n0 + 64 * b;
-      if (col < n_lim) ptx::tma_store_2d(tmap_y, staging + b * (kWgRows * 128), int32_t(col), int32_t(row0));
+      if (col < ep.n) ptx::tma_store_2d(tmap_y, staging + b * (kWgRows * 128), int32_t(col), int32_t(row0));
     }
     ptx::bulk_commit_group();
     ptx::bulk_wait_group_read<0>();

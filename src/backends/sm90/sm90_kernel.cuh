@@ -99,6 +99,17 @@ __device__ __forceinline__ SchedulerOf<T> scheduler_of(const EpilogueParams& ep,
                         ep.by_columns != 0);
 }
 
+// The parameters one unit's stores see, n0 its first column: a column-tail half ends at its own last column (its
+// accumulators and staging past it are stale), so both its epilogue paths, the storers and the fp32 register path,
+// bound it through `n` like the matrix edge.
+template <class T>
+__device__ __forceinline__ EpilogueParams unit_params(const EpilogueParams& ep, const SchedulerOf<T>& sched,
+                                                      uint32_t n0) {
+  EpilogueParams epu = ep;
+  if (T::kColumnTail && sched.column_unit()) epu.n = min(ep.n, n0 + T::kBN / 2);
+  return epu;
+}
+
 // Producer: one thread walks the tiles and keeps the stage ring full.
 template <class T>
 __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CUtensorMap* tmap_w,
@@ -109,6 +120,9 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
   SchedulerOf<T> sched = scheduler_of<T>(ep, num_k);
+  // L2 hints (EpilogueParams::l2_hints): an operand loads either with evict_last or with no hint at all.
+  const uint64_t keep = ptx::l2_evict_last();
+  const bool keep_x = ep.l2_hints & kL2HintX, keep_w = ep.l2_hints & kL2HintW;
   uint32_t s = 0, phase = 0;
   for (; sched.valid(); sched.advance()) {
     uint32_t mb, nb, kb, ke;
@@ -122,21 +136,16 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
     } else {
       a_row = clamp_coord(mb * BM, ep.m);
     }
+    // Column tail: W comes in half-tile boxes, both for a whole tile, only the unit's own for a column half (into
+    // the slot's first half, where the consumer's N = BN / 2 wgmma reads it). column_offset() is 0 otherwise.
     if constexpr (CM > 1) {  // W slice multicast
       b_row = clamp_coord(nb * BN + rank * (BN / CM), ep.n);
       b_dst_off = rank * (BN / CM) * 128;
     } else {
-      b_row = clamp_coord(nb * BN, ep.n);
-    }
-    // Column tail: W comes in half-tile boxes, both for a whole tile, only the unit's own for a column half (into
-    // the slot's first half, where the consumer's N = BN / 2 wgmma reads it).
-    bool whole_w = true;
-    int32_t b_row2 = 0;
-    if constexpr (T::kColumnTail) {
-      whole_w = !sched.column_unit();
       b_row = clamp_coord(nb * BN + sched.column_offset(), ep.n);
-      b_row2 = clamp_coord(nb * BN + BN / 2, ep.n);
     }
+    const bool whole_w = !(T::kColumnTail && sched.column_unit());
+    const int32_t b_row2 = T::kColumnTail ? clamp_coord(nb * BN + BN / 2, ep.n) : 0;
     const uint32_t stage_bytes = whole_w ? uint32_t(T::kStageBytes) : uint32_t(T::kABytes + T::kBBytes / 2);
     for (uint32_t kt = kb; kt < ke; ++kt) {
       ptx::mbar_wait(sm.empty + 8 * s, phase ^ 1);
@@ -146,16 +155,30 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
       const uint32_t a_dst = sm.base + T::kOffA + s * T::kABytes + a_dst_off;
       const uint32_t b_dst = sm.base + T::kOffB + s * T::kBBytes + b_dst_off;
       const int32_t kc = int32_t(kt * T::kBK);
+      auto load = [&](uint32_t dst, const CUtensorMap* map, int32_t row, bool hint) {
+        if (hint) {
+          ptx::tma_load_2d_hint(dst, map, full, kc, row, keep);
+        } else {
+          ptx::tma_load_2d(dst, map, full, kc, row);
+        }
+      };
+      auto load_multicast = [&](uint32_t dst, const CUtensorMap* map, int32_t row, bool hint) {
+        if (hint) {
+          ptx::tma_load_2d_multicast_hint(dst, map, full, kc, row, uint16_t((1u << CS) - 1), keep);
+        } else {
+          ptx::tma_load_2d_multicast(dst, map, full, kc, row, uint16_t((1u << CS) - 1));
+        }
+      };
       if constexpr (CN > 1) {
-        ptx::tma_load_2d_multicast(a_dst, tmap_x, full, kc, a_row, uint16_t((1u << CS) - 1));
+        load_multicast(a_dst, tmap_x, a_row, keep_x);
       } else {
-        ptx::tma_load_2d(a_dst, tmap_x, full, kc, a_row);
+        load(a_dst, tmap_x, a_row, keep_x);
       }
       if constexpr (CM > 1) {
-        ptx::tma_load_2d_multicast(b_dst, tmap_w, full, kc, b_row, uint16_t((1u << CS) - 1));
+        load_multicast(b_dst, tmap_w, b_row, keep_w);
       } else {
-        ptx::tma_load_2d(b_dst, tmap_w, full, kc, b_row);
-        if (T::kColumnTail && whole_w) ptx::tma_load_2d(b_dst + T::kBBytes / 2, tmap_w, full, kc, b_row2);
+        load(b_dst, tmap_w, b_row, keep_w);
+        if (T::kColumnTail && whole_w) load(b_dst + T::kBBytes / 2, tmap_w, b_row2, keep_w);
       }
       if (++s == S) {
         s = 0;
@@ -174,11 +197,11 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUten
   if (T::kTmaStore && tid != 0) return;
   const Smem<T> sm(smem_base);
   using Epi = Epilogue<T>;
-  auto store = [&](uint32_t staging, uint32_t row0, uint32_t n0, uint32_t n_end) {
+  auto store = [&](uint32_t staging, const EpilogueParams& epu, uint32_t row0, uint32_t n0) {
     if constexpr (T::kTmaStore) {
-      Epi::store_tma(staging, tmap_y, ep, row0, n0, n_end);
+      Epi::store_tma(staging, tmap_y, epu, row0, n0);
     } else {
-      Epi::store_staged(staging, ep, row0, n0, n_end, tid);
+      Epi::store_staged(staging, epu, row0, n0, tid);
     }
   };
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
@@ -189,14 +212,14 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUten
     sched.block(T::kClusterM > 1 ? rank : 0, T::kClusterN > 1 ? rank : 0, mb, nb);
     if constexpr (T::kPingpong) {  // one staging buffer, one tile (or column half of one) per turn
       const uint32_t n0 = nb * T::kBN + sched.column_offset();
-      const uint32_t n_end = sched.column_unit() ? n0 + T::kBN / 2 : UINT32_MAX;
+      const EpilogueParams epu = unit_params<T>(ep, sched, n0);
 #pragma unroll 1
       for (uint32_t c = 0; c < uint32_t(T::kEpiChunks); ++c) {
         ptx::mbar_wait(sm.st_full, phase);
         // Split-K: a unit whose tile another CTA reduces passes through empty, and so does a column half's second
         // chunk.
         const bool skip = T::kSplitK && ptx::ld_shared_b32(sm.flags + 8) != 0;
-        if (!skip) store(sm.base + T::kOffStaging, mb * T::kBM, n0 + c * T::kChunkCols, n_end);
+        if (!skip) store(sm.base + T::kOffStaging, epu, mb * T::kBM, n0 + c * T::kChunkCols);
         ptx::mbar_arrive(sm.st_empty);
         phase ^= 1;
       }
@@ -204,8 +227,7 @@ __device__ __forceinline__ void run_storer(const EpilogueParams& ep, const CUten
 #pragma unroll 1
       for (uint32_t g = 0; g < 2; ++g) {
         ptx::mbar_wait(sm.st_full + 8 * g, phase);
-        store(sm.base + T::kOffStaging + g * T::kStagingBytesPerWG, mb * T::kBM + g * T::kWgRows, nb * T::kBN,
-              UINT32_MAX);
+        store(sm.base + T::kOffStaging + g * T::kStagingBytesPerWG, ep, mb * T::kBM + g * T::kWgRows, nb * T::kBN);
         ptx::mbar_arrive(sm.st_empty + 8 * g);
       }
       phase ^= 1;
@@ -558,9 +580,7 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
         ep.out == OutKind::bf16 ? to_staging(Bf16{}, std::false_type{}) : to_staging(Fp16{}, std::false_type{});
       }
     } else if (write) {
-      // From registers, a column half stops at its own last column (the accumulators past it are stale).
-      EpilogueParams epu = ep;
-      if (half) epu.n = min(ep.n, n0 + BN / 2);
+      const EpilogueParams epu = unit_params<T>(ep, sched, n0);
       const uint32_t row0 = mb * BM;
       if (ep.out == OutKind::bf16) {
         Epi::template to_global<OutKind::bf16>(acc, epu, bias_smem, row0, n0, wwarp, lane);

@@ -41,6 +41,8 @@ class Sm90KernelBase : public Kernel {
   const Limits& limits() const override { return lim_; }
   // Whether a split plan may divide tiles by columns (SplitPlan::by_columns; Traits::kColumnTail).
   bool column_tail() const { return column_tail_; }
+  // A development twin (TGEMM_SM90_L2_TWINS): timed by name only, never offered by the untuned default.
+  bool dev_twin() const { return dev_twin_; }
   // Split-K configurations: the split plan `run` picks for a problem (no split for the others), with the model's
   // efficiency of it (choose_splits), which the untuned default scores tails by.
   virtual SplitChoice split_choice(const Problem&) const { return {}; }
@@ -64,6 +66,7 @@ class Sm90KernelBase : public Kernel {
   Config config_;
   std::string name_;
   bool column_tail_;
+  bool dev_twin_ = false;
   Limits lim_;
 };
 

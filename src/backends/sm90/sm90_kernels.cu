@@ -88,7 +88,7 @@ std::vector<const Kernel*> ranked_candidates(const std::vector<const Sm90KernelB
     // The small-M skeleton is offered by a tuned table only, until its crossover with cuBLASLt is measured.
     // The TMA-store twins too: they have their staged twin's limits (no use as a fallback) and won or lost against
     // it by shape (run 102), which only a tuned table can tell.
-    if (c.in != p.in_dtype || c.index_bits != 64 || c.swapab || c.epi == EpiMode::tma) continue;
+    if (c.in != p.in_dtype || c.index_bits != 64 || c.swapab || c.epi == EpiMode::tma || k->dev_twin()) continue;
     Cand cd{nullptr, k, score(*k, p, sms)};
     for (const Sm90KernelBase* o : all) {
       Config oc = o->config();

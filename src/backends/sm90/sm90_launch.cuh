@@ -70,7 +70,8 @@ inline EpilogueParams epilogue_params(const GemmArgs& a) {
 
 // A split plan (split-K configurations only) needs splitk_workspace_bytes of workspace.
 template <class T>
-Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t ws_bytes = 0, SplitPlan plan = {}) {
+Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t ws_bytes = 0, SplitPlan plan = {},
+              uint32_t l2_hints = 0) {
   const Problem& p = a.p;
   if (p.m == 0 || p.n == 0) return Status::Ok();
   if (!T::kSplitK) plan.splits = 1;
@@ -115,6 +116,7 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
   }
 
   EpilogueParams ep = epilogue_params(a);
+  ep.l2_hints = l2_hints;
 
   const uint64_t m_blocks = (uint64_t(p.m) + T::kBM - 1) / T::kBM;
   const uint64_t n_blocks = (uint64_t(p.n) + T::kBN - 1) / T::kBN;
@@ -160,11 +162,23 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
   return Status::Ok();
 }
 
+// The L2 hints a configuration runs with (L2Hint bits). Unclustered with the staged epilogue: X and W evict_last,
+// against no hint 1.005-1.027x as fast at the seed's M >= 340000, within 0.992-1.007x on 10 other shapes (run 154,
+// in-process pairs; W alone gains nothing). None for the TMA-store twins (0.973-1.008x, geometric mean 0.995) nor
+// the clustered kernels (the c2x1 ping-pong 5% slower at M >= 340000, run 153).
+template <class T>
+inline constexpr uint32_t kDefaultL2Hints = T::kClusterSize == 1 && !T::kTmaStore ? (kL2HintW | kL2HintX) : 0u;
+
 // One registered configuration.
 template <class T>
 class Sm90Kernel final : public Sm90KernelBase {
  public:
-  Sm90Kernel() : Sm90KernelBase(T::kConfig, T::kBM, T::kBN, T::kColumnTail) {}
+  // `l2_hints` (L2Hint bits) other than the default: a development twin named with `suffix` (add below).
+  explicit Sm90Kernel(uint32_t l2_hints = kDefaultL2Hints<T>, const std::string& suffix = "")
+      : Sm90KernelBase(T::kConfig, T::kBM, T::kBN, T::kColumnTail), l2_hints_(l2_hints) {
+    name_ += suffix;
+    dev_twin_ = !suffix.empty();
+  }
 
   // Beyond the common limits: the scheduler numbers cluster tiles in 32 bits.
   Verdict can_implement(const Problem& p) const override {
@@ -203,17 +217,26 @@ class Sm90Kernel final : public Sm90KernelBase {
     return size_t(splitk_workspace_bytes(T::kBM, T::kBN, p, split_plan(p)));
   }
   Status run(const GemmArgs& args, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
-    return launch<T>(args, stream, ws, ws_bytes, split_plan(args.p));
+    return launch<T>(args, stream, ws, ws_bytes, split_plan(args.p), l2_hints_);
   }
   Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, SplitPlan plan,
                     cudaStream_t stream) const override {
-    return launch<T>(args, stream, ws, ws_bytes, plan);
+    return launch<T>(args, stream, ws, ws_bytes, plan, l2_hints_);
   }
+
+ private:
+  uint32_t l2_hints_;
 };
 
 template <class T>
 void add(std::vector<std::unique_ptr<Kernel>>& out) {
   out.push_back(std::make_unique<Sm90Kernel<T>>());
+  // Development: TGEMM_SM90_L2_TWINS=0,2,... also registers each configuration with those L2Hint bits, named
+  // "<name>_l2h<bits>", so that one process can time them interleaved with the default (tgemm bench --kernel).
+  static const std::vector<int> twins = env_int_list("TGEMM_SM90_L2_TWINS");
+  for (int bits : twins)
+    if (bits >= 0 && uint32_t(bits) != kDefaultL2Hints<T>)
+      out.push_back(std::make_unique<Sm90Kernel<T>>(uint32_t(bits), "_l2h" + std::to_string(bits)));
 }
 
 // Defines `void fn(out)`, which registers every configuration of the list LIST (sm90_configs.h) with `bits`-bit Y
