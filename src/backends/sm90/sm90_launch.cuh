@@ -163,7 +163,7 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t
 }
 
 // The L2 hints a configuration runs with (L2Hint bits). Unclustered with the staged epilogue: X and W evict_last,
-// against no hint 1.005-1.027x as fast at the seed's M >= 340000, within 0.992-1.007x on 10 other shapes (run 154,
+// against no hint 1.005-1.027x as fast at the seed's M >= 340000, 0.992-1.024x on 10 other shapes (run 154,
 // in-process pairs; W alone gains nothing). None for the TMA-store twins (0.973-1.008x, geometric mean 0.995) nor
 // the clustered kernels (the c2x1 ping-pong 5% slower at M >= 340000, run 153).
 template <class T>
