@@ -68,10 +68,10 @@ inline EpilogueParams epilogue_params(const GemmArgs& a) {
   return ep;
 }
 
-// A split plan (split-K configurations only) needs splitk_workspace_bytes of workspace.
+// A split plan (split-K configurations only) needs splitk_workspace_bytes of workspace. No defaults: the registered
+// kernel (Sm90Kernel below) passes its own plan and L2 hints, and a call without them would run otherwise.
 template <class T>
-Status launch(const GemmArgs& a, cudaStream_t stream, void* ws = nullptr, size_t ws_bytes = 0, SplitPlan plan = {},
-              uint32_t l2_hints = 0) {
+Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes, SplitPlan plan, uint32_t l2_hints) {
   const Problem& p = a.p;
   if (p.m == 0 || p.n == 0) return Status::Ok();
   if (!T::kSplitK) plan.splits = 1;
