@@ -27,7 +27,7 @@ if [ "${TGEMM_RELIABILITY:-1}" = 1 ]; then
     cmake --build "$SBUILD" -j "$JOBS" --target tgemm_cpu_tests tgemm_cli fuzz_table_replay fuzz_shapes_replay fuzz_cli_replay
     # Not here: the install check (slow, and the export would carry -fsanitize), the host-overhead timing (not
     # built, and sanitizers slow it by design), and the forced-sm90 explain (sm90 is left out of these builds).
-    (cd "$SBUILD" && ctest -L cpu -E '^(install_consumer|host_overhead|cli_explain_forced_i32_split)$' --output-on-failure --timeout 600 -j "$JOBS")
+    (cd "$SBUILD" && ctest -L cpu -E '^(install_consumer|host_overhead|cli_explain_forced_i32_split|cli_explain_sm90_twin_.*)$' --output-on-failure --timeout 600 -j "$JOBS")
     echo "test.sh: $san sanitizer build and CPU tests: $(($(date +%s) - t0)) s"
   done
   # 2. libFuzzer on the table loader, the shapes reader and the argument parser, FUZZ_SECONDS (default 60) each.

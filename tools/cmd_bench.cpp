@@ -35,7 +35,7 @@ std::string plan_str(const Plan& p) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args a(argv, {"--no-check", "--no-ceilings"}, {"-i", "--warmup", "--iters", "--timing", "--sustain-ms", "--csv", "--kernel", "--top-from", "--top"});
+  Args a(argv, {"--no-check", "--no-ceilings", "--shuffle-order"}, {"-i", "--warmup", "--iters", "--timing", "--sustain-ms", "--csv", "--kernel", "--top-from", "--top"});
   std::string input = a.str("-i", "shapes/seed.csv");
   int warmup = int(a.int_opt("--warmup", 5, 0, 10000));
   int iters = int(a.int_opt("--iters", 30, 1, 100000));
@@ -106,8 +106,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
     else
       std::printf("ceilings: %s\n", s.to_string().c_str());
   }
-  std::printf("timing: %s, %d warm-up, %d interleaved iterations, medians; x cuBLASLt = median of per-iteration ratios\n",
-              bench::timing_mode_name(mode), warmup, iters);
+  // --shuffle-order: each round in its own order (TimingOptions::shuffle) instead of A B A B.
+  const bool shuffle = a.flag("--shuffle-order");
+  std::printf("timing: %s, %d warm-up, %d interleaved iterations%s, medians; x cuBLASLt = median of per-iteration ratios\n",
+              bench::timing_mode_name(mode), warmup, iters, shuffle ? " (shuffled order)" : "");
   std::ofstream csv;
   if (a.has("--csv")) {
     csv.open(a.str("--csv"));
@@ -159,7 +161,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::vector<bench::Launch> launches;
     for (const Row& r : rows) launches.push_back(r.launch);
     std::vector<bench::Timing> t;
-    if (Status s = bench::time_interleaved(launches, o.rotations, {warmup, iters, mode, sustain_ms}, stream, &t); !s.ok()) {
+    if (Status s = bench::time_interleaved(launches, o.rotations, {warmup, iters, mode, sustain_ms, shuffle}, stream, &t); !s.ok()) {
       std::printf("%8lld %6lld %6lld: timing failed: %s\n", (long long)sh.m, (long long)sh.n, (long long)sh.k, s.to_string().c_str());
       ++failures;
       continue;

@@ -15,6 +15,7 @@ const char* kUsage =
     "  kernels                                   every registered kernel with its limits\n"
     "  bench [-i shapes.csv] [--warmup N] [--iters N] [--timing graph|plain|sustained] [--sustain-ms MS]\n"
     "        [--csv out.csv] [--kernel A,B] [--top-from profile.csv [--top 3]] [--no-ceilings] [--no-check]\n"
+    "        [--shuffle-order]\n"
     "                                            time mm per shape beside cuBLASLt, check against the reference;\n"
     "                                            graph (default): CUDA-graph replays, plain: one launch per sample,\n"
     "                                            sustained: each sample MS (200) ms of one candidate back to back\n"

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 #include <string>
 
 namespace tgemm::bench {
@@ -20,15 +22,22 @@ Status cuda_status(cudaError_t e, const std::string& what) {
 // Rounds of samples, interleaved: enqueue(j, round) puts candidate j's sample on the stream; each sample is
 // bracketed by its own events. us[j][round] is the sample's time, or -1 where it did not run.
 // `before(j, round)`, if given, is enqueued ahead of the sample's first event (sustained mode's untimed replays).
-Status time_rounds(size_t n, int rounds, const std::function<Status(size_t, int)>& enqueue, cudaStream_t stream,
-                   std::vector<bool>* alive, std::vector<Timing>* out, std::vector<std::vector<double>>* us,
-                   const std::function<Status(size_t, int)>& before = {}) {
+// `shuffle`: each round in its own order (TimingOptions::shuffle).
+Status time_rounds(size_t n, int rounds, bool shuffle, const std::function<Status(size_t, int)>& enqueue,
+                   cudaStream_t stream, std::vector<bool>* alive, std::vector<Timing>* out,
+                   std::vector<std::vector<double>>* us, const std::function<Status(size_t, int)>& before = {}) {
   std::vector<cudaEvent_t> ev(2 * n * size_t(rounds));
   for (auto& e : ev) cudaEventCreate(&e);
   us->assign(n, std::vector<double>(size_t(rounds), -1));
   std::vector<std::vector<bool>> ran(n, std::vector<bool>(size_t(rounds), false));
-  for (int i = 0; i < rounds; ++i)
-    for (size_t j = 0; j < n; ++j) {
+  std::vector<size_t> order(n);
+  for (int i = 0; i < rounds; ++i) {
+    std::iota(order.begin(), order.end(), size_t(0));
+    if (shuffle) {
+      std::mt19937 rng(0x9e3779b9u + uint32_t(i));
+      std::shuffle(order.begin(), order.end(), rng);
+    }
+    for (size_t j : order) {
       if (!(*alive)[j]) continue;
       size_t at = 2 * (size_t(i) * n + j);
       Status s = before ? before(j, i) : Status::Ok();
@@ -42,6 +51,7 @@ Status time_rounds(size_t n, int rounds, const std::function<Status(size_t, int)
       if (!s.ok()) (*alive)[j] = false, (*out)[j].status = s;
       else ran[j][size_t(i)] = true;
     }
+  }
   cudaError_t e = cudaStreamSynchronize(stream);
   if (e == cudaSuccess)
     for (int i = 0; i < rounds; ++i)
@@ -113,12 +123,12 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
   std::vector<cudaGraphExec_t> exec(n, nullptr);
   Status st = Status::Ok();
   if (opt.mode == TimingMode::plain) {
-    st = time_rounds(n, iters, plain, stream, &alive, out, &us);
+    st = time_rounds(n, iters, opt.shuffle, plain, stream, &alive, out, &us);
   } else {
     // Graph length from a plain estimate; a multiple of `rotations`, so every operand set is read once per
     // cycle and the graph after this one starts on a set the last `rotations - 1` launches did not touch.
     std::vector<std::vector<double>> est;
-    st = time_rounds(n, 2, plain, stream, &alive, out, &est);
+    st = time_rounds(n, 2, false, plain, stream, &alive, out, &est);
     auto est_us = [&](size_t j) { return std::max(0.5, std::min(est[j][0] > 0 ? est[j][0] : 1e9, est[j][1] > 0 ? est[j][1] : 1e9)); };
     for (size_t j = 0; j < n && st.ok(); ++j) {
       if (!alive[j]) continue;
@@ -148,7 +158,7 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
       return Status::Ok();
     };
     if (st.ok())
-      st = time_rounds(n, iters, [&](size_t j, int) { return replay(j, timed_reps[j]); }, stream, &alive, out, &us,
+      st = time_rounds(n, iters, opt.shuffle, [&](size_t j, int) { return replay(j, timed_reps[j]); }, stream, &alive, out, &us,
                        [&](size_t j, int) { return replay(j, warm_reps[j]); });
     for (cudaGraphExec_t g : exec)
       if (g) cudaGraphExecDestroy(g);

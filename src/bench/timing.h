@@ -33,6 +33,12 @@ struct TimingOptions {
   int iters = 30;
   TimingMode mode = TimingMode::plain;
   double sustain_ms = 200;  // sustained mode: length of one sample
+  // Each round visits the candidates in its own pseudo-random order (fixed seeds, so runs repeat). In the fixed order
+  // (A B C A B C ...) a candidate's clock under the power cap depends on how long ago a lighter kernel ran: run 163
+  // timed one kernel in three slots after cuBLASLt at 1.101 / 1.094 / 1.084x, in both the fixed and a rotated order
+  // (a rotation keeps every candidate's neighbours). The tuner shuffles; the bench does on request (--shuffle-order),
+  // its default being DESIGN.md's A B A B.
+  bool shuffle = false;
 };
 
 const char* timing_mode_name(TimingMode m);

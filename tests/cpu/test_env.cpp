@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <regex>
 
 #include "core/env.h"
 #include "registry/registry.h"
@@ -23,13 +24,16 @@ TEST(Env, IntListTakesCommasAndColons) {
   EXPECT_TRUE(env_int_list("TGEMM_TEST_LIST").empty());
 }
 
-// The L2-hint twins exist only on request (TGEMM_SM90_L2_TWINS, unset in the tests): no registered kernel carries
-// their suffix, so a tuned table can never name one. (The sanitizer builds leave the CUDA backends out, so the
-// registry may hold no sm90 kernel at all.)
-TEST(Env, NoL2HintTwinsByDefault) {
-  ASSERT_EQ(std::getenv("TGEMM_SM90_L2_TWINS"), nullptr);
+// The sm90 development twins exist only on request (TGEMM_SM90_{L2,SPLIT,ROWS}_TWINS, unset in the tests): no
+// registered kernel carries their suffixes, so a tuned table can never name one. (The sanitizer builds leave the CUDA
+// backends out, so the registry may hold no sm90 kernel at all.) ctest's cli_explain_sm90_twin_* run them on request.
+TEST(Env, NoSm90TwinsByDefault) {
+  for (const char* var : {"TGEMM_SM90_L2_TWINS", "TGEMM_SM90_SPLIT_TWINS", "TGEMM_SM90_ROWS_TWINS"})
+    ASSERT_EQ(std::getenv(var), nullptr) << var;
   ASSERT_FALSE(Registry::get().all().empty());
-  for (const Kernel* k : Registry::get().all()) EXPECT_EQ(k->name().find("_l2h"), std::string::npos) << k->name();
+  const std::regex twin("_l2h[0-9]|_sk[0-9]+_i|_rows[0-9]");
+  for (const Kernel* k : Registry::get().all())
+    if (k->backend() == Backend::sm90) EXPECT_FALSE(std::regex_search(k->name(), twin)) << k->name();
 }
 
 }  // namespace

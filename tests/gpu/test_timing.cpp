@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,50 @@ TEST(Timing, PlainLaunchesTakeConsecutiveOperandSetsAcrossCandidates) {
   }
   EXPECT_DOUBLE_EQ(t[0].ratio_vs_first, 1.0);
   cudaStreamDestroy(s);
+}
+
+// TimingOptions::shuffle: each timed round visits every candidate once, in orders that differ between rounds (warm-up
+// keeps the fixed order), and each candidate's ratio is still taken against candidate 0 of the same round.
+TEST(Timing, ShuffledOrderVisitsEveryCandidateEachRoundInChangingOrders) {
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreate(&s));
+  void* buf = nullptr;
+  CUDA_OK(cudaMalloc(&buf, 1 << 20));
+  std::vector<int> order;
+  auto launch = [&](int id) -> bench::Launch {
+    return [&, id](int, cudaStream_t st) {
+      order.push_back(id);
+      return cudaMemsetAsync(buf, id, 1 << 20, st) == cudaSuccess ? Status::Ok() : Status{StatusCode::cuda_error, "memset"};
+    };
+  };
+  constexpr int kN = 4, kRounds = 12;
+  std::vector<bench::Launch> launches;
+  for (int id = 0; id < kN; ++id) launches.push_back(launch(id));
+  std::vector<bench::Timing> t;
+  bench::TimingOptions opt{1, kRounds, bench::TimingMode::plain};
+  opt.shuffle = true;
+  TGEMM_OK(bench::time_interleaved(launches, 1, opt, s, &t));
+  ASSERT_EQ(order.size(), size_t(kN * (1 + kRounds)));
+  EXPECT_EQ(std::vector<int>(order.begin(), order.begin() + kN), (std::vector<int>{0, 1, 2, 3}));
+  std::set<std::vector<int>> seen;
+  std::set<int> predecessors_of_1;
+  for (int r = 1; r <= kRounds; ++r) {
+    std::vector<int> round(order.begin() + r * kN, order.begin() + (r + 1) * kN);
+    EXPECT_EQ(std::set<int>(round.begin(), round.end()).size(), size_t(kN)) << "round " << r;
+    seen.insert(round);
+  }
+  for (size_t i = kN + 1; i < order.size(); ++i)
+    if (order[i] == 1) predecessors_of_1.insert(order[i - 1]);
+  EXPECT_GE(seen.size(), 4u) << "the rounds' orders vary";
+  EXPECT_GE(predecessors_of_1.size(), 3u) << "a candidate runs after different ones";
+  for (const bench::Timing& x : t) {
+    EXPECT_TRUE(x.ok);
+    EXPECT_GT(x.median_us, 0);
+    EXPECT_GT(x.ratio_vs_first, 0);
+  }
+  EXPECT_DOUBLE_EQ(t[0].ratio_vs_first, 1.0);
+  CUDA_OK(cudaFree(buf));
+  CUDA_OK(cudaStreamDestroy(s));
 }
 
 TEST(Timing, GraphReplayCyclesEveryOperandSetAndAgreesWithPlain) {

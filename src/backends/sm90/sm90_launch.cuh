@@ -169,15 +169,32 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes,
 template <class T>
 inline constexpr uint32_t kDefaultL2Hints = T::kClusterSize == 1 && !T::kTmaStore ? (kL2HintW | kL2HintX) : 0u;
 
+// How a registered kernel runs its configuration beyond the template: the registered kernel is the default; the
+// others are development twins for in-process A/B (`add` below), named after what differs.
+template <class T>
+struct Variant {
+  uint32_t l2_hints = kDefaultL2Hints<T>;  // L2Hint bits: "_l2h<bits>" when not the default
+  uint32_t fixed_splits = 0;               // split-K: every tile split this many ways ("_skauto" -> "_sk<s>")
+  int64_t max_rows = 0;                    // at most this many rows per launch (the dispatcher splits M): "_rows<R>"
+
+  std::string name() const {
+    std::string s = config_name(T::kConfig);
+    if (fixed_splits > 0) s.replace(s.find("_skauto"), 7, "_sk" + std::to_string(fixed_splits));
+    if (l2_hints != kDefaultL2Hints<T>) s += "_l2h" + std::to_string(l2_hints);
+    if (max_rows > 0) s += "_rows" + std::to_string(max_rows);
+    return s;
+  }
+  bool dev_twin() const { return l2_hints != kDefaultL2Hints<T> || fixed_splits > 0 || max_rows > 0; }
+};
+
 // One registered configuration.
 template <class T>
 class Sm90Kernel final : public Sm90KernelBase {
  public:
-  // `l2_hints` (L2Hint bits) other than the default: a development twin named with `suffix` (add below).
-  explicit Sm90Kernel(uint32_t l2_hints = kDefaultL2Hints<T>, const std::string& suffix = "")
-      : Sm90KernelBase(T::kConfig, T::kBM, T::kBN, T::kColumnTail), l2_hints_(l2_hints) {
-    name_ += suffix;
-    dev_twin_ = !suffix.empty();
+  explicit Sm90Kernel(const Variant<T>& v = {})
+      : Sm90KernelBase(T::kConfig, T::kBM, T::kBN, T::kColumnTail), v_(v) {
+    name_ = v.name();
+    dev_twin_ = v.dev_twin();
   }
 
   // Beyond the common limits: the scheduler numbers cluster tiles in 32 bits.
@@ -191,11 +208,20 @@ class Sm90Kernel final : public Sm90KernelBase {
       return Verdict{Verdict::Kind::addressing, "cluster tiles " + std::to_string(m_tiles) + " x " +
                                                     std::to_string(n_tiles) + " > 2^31-1 (32-bit tile scheduler)"};
     }
+    if (v_.fixed_splits > 0 && m_tiles * n_tiles * v_.fixed_splits > uint64_t(INT32_MAX)) {
+      return Verdict{Verdict::Kind::addressing, std::to_string(m_tiles * n_tiles) + " tiles x " +
+                                                    std::to_string(v_.fixed_splits) +
+                                                    " splits > 2^31-1 work units (32-bit tile scheduler)"};
+    }
+    if (v_.max_rows > 0 && p.m > v_.max_rows)
+      return Verdict{Verdict::Kind::addressing, "M = " + std::to_string(p.m) + " > " + std::to_string(v_.max_rows) +
+                                                    " rows per launch (development twin)"};
     return v;
   }
 
   SplitChoice split_choice(const Problem& p) const override {
     if constexpr (T::kSplitK) {
+      if (v_.fixed_splits > 0) return {v_.fixed_splits};
       // Development: TGEMM_SM90_SPLITS=s forces every tile's split count (A/B timing of choose_splits' model);
       // TGEMM_SM90_TAIL_MIN_KSTEPS=k moves the k-range tail's K cutoff (-1: none), TGEMM_SM90_COLUMN_TAIL=0 turns the
       // column tail off.
@@ -217,26 +243,36 @@ class Sm90Kernel final : public Sm90KernelBase {
     return size_t(splitk_workspace_bytes(T::kBM, T::kBN, p, split_plan(p)));
   }
   Status run(const GemmArgs& args, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
-    return launch<T>(args, stream, ws, ws_bytes, split_plan(args.p), l2_hints_);
+    return launch<T>(args, stream, ws, ws_bytes, split_plan(args.p), v_.l2_hints);
   }
   Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, SplitPlan plan,
                     cudaStream_t stream) const override {
-    return launch<T>(args, stream, ws, ws_bytes, plan, l2_hints_);
+    return launch<T>(args, stream, ws, ws_bytes, plan, v_.l2_hints);
   }
 
  private:
-  uint32_t l2_hints_;
+  Variant<T> v_;
 };
 
 template <class T>
 void add(std::vector<std::unique_ptr<Kernel>>& out) {
   out.push_back(std::make_unique<Sm90Kernel<T>>());
-  // Development: TGEMM_SM90_L2_TWINS=0,2,... also registers each configuration with those L2Hint bits, named
-  // "<name>_l2h<bits>", so that one process can time them interleaved with the default (tgemm bench --kernel).
-  static const std::vector<int> twins = env_int_list("TGEMM_SM90_L2_TWINS");
-  for (int bits : twins)
-    if (bits >= 0 && uint32_t(bits) != kDefaultL2Hints<T>)
-      out.push_back(std::make_unique<Sm90Kernel<T>>(uint32_t(bits), "_l2h" + std::to_string(bits)));
+  // Development twins, each registered beside the default so that one process times them interleaved with it
+  // (tgemm bench --kernel); the untuned default never offers them (Sm90KernelBase::dev_twin):
+  //  TGEMM_SM90_L2_TWINS=0,2,...     with those L2Hint bits ("<name>_l2h<bits>");
+  //  TGEMM_SM90_SPLIT_TWINS=2,4,...  split-K configurations with every tile split that many ways ("_sk<s>"; not
+  //                                  bounded by the model's kMaxSplits: the scheduler takes any count up to the k-steps);
+  //  TGEMM_SM90_ROWS_TWINS=R,...     at most R rows per launch ("<name>_rows<R>"; the dispatcher runs M in pieces).
+  static const std::vector<int> l2 = env_int_list("TGEMM_SM90_L2_TWINS");
+  static const std::vector<int> splits = env_int_list("TGEMM_SM90_SPLIT_TWINS");
+  static const std::vector<int> rows = env_int_list("TGEMM_SM90_ROWS_TWINS");
+  for (int bits : l2)
+    if (bits >= 0 && uint32_t(bits) != kDefaultL2Hints<T>) out.push_back(std::make_unique<Sm90Kernel<T>>(Variant<T>{.l2_hints = uint32_t(bits)}));
+  if constexpr (T::kSplitK)
+    for (int s : splits)
+      if (s >= 2) out.push_back(std::make_unique<Sm90Kernel<T>>(Variant<T>{.fixed_splits = uint32_t(s)}));
+  for (int r : rows)
+    if (r >= 256) out.push_back(std::make_unique<Sm90Kernel<T>>(Variant<T>{.max_rows = r}));
 }
 
 // Defines `void fn(out)`, which registers every configuration of the list LIST (sm90_configs.h) with `bits`-bit Y
