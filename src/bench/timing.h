@@ -34,10 +34,11 @@ struct TimingOptions {
   TimingMode mode = TimingMode::plain;
   double sustain_ms = 200;  // sustained mode: length of one sample
   // Each round visits the candidates in its own pseudo-random order (fixed seeds, so runs repeat). In the fixed order
-  // (A B C A B C ...) a candidate's clock under the power cap depends on how long ago a lighter kernel ran: run 163
-  // timed one kernel in three slots after cuBLASLt at 1.101 / 1.094 / 1.084x, in both the fixed and a rotated order
-  // (a rotation keeps every candidate's neighbours). The tuner shuffles; the bench does on request (--shuffle-order),
-  // its default being DESIGN.md's A B A B.
+  // (A B C A B C ...) a candidate's clock under the power cap depends on its place after cuBLASLt's lighter samples:
+  // in run 164 one kernel timed in three slots after cuBLASLt read 1.101 / 1.094 / 1.086x at 340000 rows, and the
+  // pick right after cuBLASLt 1.099x against 1.041x for the same kernel later in the round at 768000; shuffled, the
+  // same slots read 1.076-1.085x and 1.051-1.069x. The tuner shuffles, and so does the bench wherever it times more
+  // than cuBLASLt and the pick (or with --shuffle-order); its 2-way comparison keeps DESIGN.md's A B A B.
   bool shuffle = false;
 };
 
