@@ -166,7 +166,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::vector<bench::Launch> launches;
     for (const Row& r : rows) launches.push_back(r.launch);
     std::vector<bench::Timing> t;
-    if (Status s = bench::time_interleaved(launches, o.rotations, {warmup, iters, mode, sustain_ms, shuffle_all || launches.size() > 2}, stream, &t); !s.ok()) {
+    const bench::TimingOptions topt{warmup, iters, mode, sustain_ms, shuffle_all || launches.size() > 2};
+    if (Status s = bench::time_interleaved(launches, o.rotations, topt, stream, &t); !s.ok()) {
       std::printf("%8lld %6lld %6lld: timing failed: %s\n", (long long)sh.m, (long long)sh.n, (long long)sh.k, s.to_string().c_str());
       ++failures;
       continue;

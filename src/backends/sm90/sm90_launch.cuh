@@ -174,17 +174,18 @@ inline constexpr uint32_t kDefaultL2Hints = T::kClusterSize == 1 && !T::kTmaStor
 template <class T>
 struct Variant {
   uint32_t l2_hints = kDefaultL2Hints<T>;  // L2Hint bits: "_l2h<bits>" when not the default
-  uint32_t fixed_splits = 0;               // split-K: every tile split this many ways ("_skauto" -> "_sk<s>")
+  uint32_t fixed_splits = 0;               // split-K only: every tile split this many ways ("_skauto" -> "_sk<s>")
   int64_t max_rows = 0;                    // at most this many rows per launch (the dispatcher splits M): "_rows<R>"
 
   std::string name() const {
     std::string s = config_name(T::kConfig);
-    if (fixed_splits > 0) s.replace(s.find("_skauto"), 7, "_sk" + std::to_string(fixed_splits));
+    if constexpr (T::kSplitK)
+      if (fixed_splits > 0) s.replace(s.find("_skauto"), 7, "_sk" + std::to_string(fixed_splits));
     if (l2_hints != kDefaultL2Hints<T>) s += "_l2h" + std::to_string(l2_hints);
     if (max_rows > 0) s += "_rows" + std::to_string(max_rows);
     return s;
   }
-  bool dev_twin() const { return l2_hints != kDefaultL2Hints<T> || fixed_splits > 0 || max_rows > 0; }
+  bool dev_twin() const { return l2_hints != kDefaultL2Hints<T> || (T::kSplitK && fixed_splits > 0) || max_rows > 0; }
 };
 
 // One registered configuration.
@@ -266,13 +267,14 @@ void add(std::vector<std::unique_ptr<Kernel>>& out) {
   static const std::vector<int> l2 = env_int_list("TGEMM_SM90_L2_TWINS");
   static const std::vector<int> splits = env_int_list("TGEMM_SM90_SPLIT_TWINS");
   static const std::vector<int> rows = env_int_list("TGEMM_SM90_ROWS_TWINS");
+  auto twin = [&](const Variant<T>& v) { out.push_back(std::make_unique<Sm90Kernel<T>>(v)); };
   for (int bits : l2)
-    if (bits >= 0 && uint32_t(bits) != kDefaultL2Hints<T>) out.push_back(std::make_unique<Sm90Kernel<T>>(Variant<T>{.l2_hints = uint32_t(bits)}));
+    if (bits >= 0 && uint32_t(bits) != kDefaultL2Hints<T>) twin({.l2_hints = uint32_t(bits)});
   if constexpr (T::kSplitK)
     for (int s : splits)
-      if (s >= 2) out.push_back(std::make_unique<Sm90Kernel<T>>(Variant<T>{.fixed_splits = uint32_t(s)}));
+      if (s >= 2) twin({.fixed_splits = uint32_t(s)});
   for (int r : rows)
-    if (r >= 256) out.push_back(std::make_unique<Sm90Kernel<T>>(Variant<T>{.max_rows = r}));
+    if (r >= 256) twin({.max_rows = r});
 }
 
 // Defines `void fn(out)`, which registers every configuration of the list LIST (sm90_configs.h) with `bits`-bit Y
