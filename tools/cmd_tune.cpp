@@ -47,6 +47,13 @@ std::string one_line(std::string s) {
   return s.empty() ? "-" : s;
 }
 
+// The profile's note on a pick that ran the confirm round (no commas: the profile is CSV).
+std::string confirm_note(double x) {
+  char b[64];
+  std::snprintf(b, sizeof b, "confirm %.4fx over cuBLASLt's default (A B A B)", x);
+  return b;
+}
+
 std::string shape_str(const Shape& s) {
   return "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) + (s.bias ? " bias" : "");
 }
@@ -81,15 +88,18 @@ struct Worker {
 
 // Hidden subcommand: tgemm tune --worker --libtype L --warmup W --iters I --err-ratio E --timing T.
 // Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout:
-// "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <final> <note>", "done <i>",
+// "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <final> <confirm_x> <note>",
+// "done <i>",
 // "error <i> <msg>".
 int cmd_tune_worker(const std::vector<std::string>& argv) {
-  Args a(argv, {}, {"--libtype", "--warmup", "--iters", "--err-ratio", "--timing", "--finalists"});
+  Args a(argv, {"--no-confirm"}, {"--libtype", "--warmup", "--iters", "--err-ratio", "--timing", "--finalists", "--keep-default-pct"});
   bench::TuneOptions opt;
   opt.timing.warmup = int(a.int_opt("--warmup", 10, 0, 100000));
   opt.timing.iters = int(a.int_opt("--iters", 50, 1, 100000));
   opt.max_err_ratio = a.double_opt("--err-ratio", 0.05, 0, 1);
   opt.finalists = int(a.int_opt("--finalists", 4, 0, 1000));
+  opt.keep_default_pct = a.double_opt("--keep-default-pct", 2, 0, 100);
+  opt.confirm = !a.flag("--no-confirm");
   if (!bench::parse_timing_mode(a.str("--timing", "graph"), &opt.timing.mode)) a.fail("--timing");
   if (!parse_libtypes(a.str("--libtype", "all"), &opt.backends)) a.fail("--libtype");
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -122,8 +132,8 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
       return 3;
     }
     for (const auto& r : res)
-      std::printf("cand %ld %s %d %.4f %.6f %.3e %.3e %d %d %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2, r.max_rel,
-                  r.pieces, r.finalist ? 1 : 0, one_line(r.note).c_str());
+      std::printf("cand %ld %s %d %.4f %.6f %.3e %.3e %d %d %.5f %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2,
+                  r.max_rel, r.pieces, r.finalist ? 1 : 0, r.confirm_x, one_line(r.note).c_str());
     std::printf("done %ld\n", i);
   }
   return 0;
@@ -131,7 +141,7 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
 
 int cmd_tune(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "--worker") return cmd_tune_worker(std::vector<std::string>(argv.begin() + 1, argv.end()));
-  Args a(argv, {"--update-improved", "--retune", "--help"},
+  Args a(argv, {"--update-improved", "--retune", "--no-confirm", "--help"},
          {"-i", "-o", "--libtype", "--warmup", "--iters", "--timing", "--err-ratio", "--min-improvement-pct", "--profile-file", "--gpus",
           "--timeout-s", "--finalists", "--keep-default-pct"});
   if (a.flag("--help")) {
@@ -145,6 +155,9 @@ int cmd_tune(const std::vector<std::string>& argv) {
         "                                       with 2x iterations; the pick comes from that round (default 4; 0: one\n"
         "                                       round)\n"
         "  --keep-default-pct P                 keep cuBLASLt's default unless another is P%% faster (default 2)\n"
+        "  --no-confirm                         no confirm round (by default a pick other than cuBLASLt's default is\n"
+        "                                       timed against it again, A B A B as the bench does, and kept only if\n"
+        "                                       faster there)\n"
         "  --update-improved [--min-improvement-pct P]  retune shapes already in -o, replace only if P%% faster (default 3)\n"
         "  --retune                             retune shapes already in -o unconditionally\n"
         "  --profile-file F                     every candidate's result, CSV\n"
@@ -237,7 +250,8 @@ int cmd_tune(const std::vector<std::string>& argv) {
     posix_spawn_file_actions_addclose(&fa, in[1]);
     std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--libtype", lib, "--warmup", std::to_string(warmup),
                                      "--iters", std::to_string(iters), "--err-ratio", std::to_string(err), "--timing", timing,
-                                     "--finalists", std::to_string(finalists)};
+                                     "--finalists", std::to_string(finalists), "--keep-default-pct", std::to_string(keep_default_pct)};
+    if (a.flag("--no-confirm")) args.push_back("--no-confirm");
     std::vector<char*> cargs;
     for (auto& x : args) cargs.push_back(x.data());
     cargs.push_back(nullptr);
@@ -296,7 +310,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
   std::signal(SIGINT, on_sigint);
   std::signal(SIGTERM, on_sigint);
   const auto t0 = std::chrono::steady_clock::now();
-  size_t done = 0, improved = 0, failed_shapes = 0, faults = 0;
+  size_t done = 0, improved = 0, failed_shapes = 0, faults = 0, confirmed = 0, reverted = 0;
 
   auto finish_shape = [&](Worker& w) {
     size_t gi = size_t(w.current);
@@ -305,7 +319,9 @@ int cmd_tune(const std::vector<std::string>& argv) {
       if (profile)
         profile << format_shape(s) << "," << r.kernel << "," << backend_name(r.backend) << "," << (r.ok ? 1 : 0) << "," << r.us << ","
                 << r.err_ratio << "," << r.rel_l2 << "," << r.max_rel << "," << r.pieces << "," << (r.finalist ? 1 : 0) << ","
-                << one_line(r.note) << "\n";
+                << (r.note.empty() && r.confirm_x > 0 ? confirm_note(r.confirm_x) : one_line(r.note)) << "\n";
+    for (const auto& r : w.results)
+      if (r.confirm_x > 0) ++(r.confirm_x > 1 ? confirmed : reverted);
     for (const std::string& k : skip[gi])
       if (profile) profile << format_shape(s) << "," << k << ",-,0,0,1,0,0,0,0,faulted or hung\n";
     TableRow row;
@@ -386,9 +402,11 @@ int cmd_tune(const std::vector<std::string>& argv) {
           } else if (tag == "cand") {
             bench::CandidateResult r;
             int ok = 0, fin = 0;
-            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2 >> r.max_rel >> r.pieces >> fin;
+            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2 >> r.max_rel >> r.pieces >> fin >> r.confirm_x;
             r.finalist = fin != 0;
             std::getline(ls, r.note);
+            r.note.erase(0, r.note.find_first_not_of(' '));
+            if (r.note == "-") r.note.clear();  // one_line's mark of an empty note
             r.ok = ok != 0;
             if (const Kernel* k = find_kernel(r.kernel)) r.backend = k->backend();
             w.results.push_back(r);
@@ -412,6 +430,9 @@ int cmd_tune(const std::vector<std::string>& argv) {
   std::fprintf(stderr, "\n");
   std::printf("tune: %zu of %zu shapes done in %.0f s, %zu rows written or improved, %zu shapes without a passing candidate, %zu candidate faults/hangs; %s\n",
               done, shapes.size(), el, improved, failed_shapes, faults, out_path.c_str());
+  if (confirmed + reverted > 0)
+    std::printf("tune: confirm round: %zu picks faster than cuBLASLt's default again, %zu not (their rows took the default)\n",
+                confirmed, reverted);
   if (g_interrupted) {
     std::printf("tune: interrupted; %s holds every shape finished so far (rerun to resume)\n", out_path.c_str());
     return 130;

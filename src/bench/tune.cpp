@@ -94,10 +94,22 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
   for (const Plan* pl : ranked) ranked_results.push_back(result_of(pl));
   std::vector<const Plan*> finals;
   for (size_t i : choose_finalists(ranked_results, opt.finalists, lt)) finals.push_back(ranked[i]);
-  if (opt.finalists > 0 && finals.size() > 1) {
-    TimingOptions t_final = opt.timing;
-    t_final.iters = 2 * opt.timing.iters;
+  TimingOptions t_final = opt.timing;
+  t_final.iters = 2 * opt.timing.iters;
+  if (opt.finalists > 0 && finals.size() > 1)
     if (Status st = time_round(finals, t_final, true); !st.ok()) return st;
+  // 4. The confirm round: the pick against cuBLASLt's default, as the bench times them (A B A B).
+  if (opt.confirm) {
+    const int pick = pick_index(*out, lt, opt.keep_default_pct);
+    const auto dflt = std::find_if(out->begin(), out->end(), [&](const CandidateResult& r) { return r.kernel == lt && r.ok && r.us > 0; });
+    if (pick >= 0 && dflt != out->end() && (*out)[size_t(pick)].kernel != lt) {
+      TimingOptions t_confirm = t_final;
+      t_confirm.shuffle = false;
+      std::vector<Timing> t;
+      const std::vector<Launch> pair = {launch_plan(*d, cands[size_t(dflt - out->begin())], o), launch_plan(*d, cands[size_t(pick)], o)};
+      if (Status st = time_interleaved(pair, o.rotations, t_confirm, stream, &t); !st.ok()) return st;
+      if (t[0].ok && t[1].ok && t[1].median_us > 0) (*out)[size_t(pick)].confirm_x = t[0].median_us / t[1].median_us;
+    }
   }
   return Status::Ok();
 }
@@ -116,18 +128,28 @@ std::vector<size_t> choose_finalists(const std::vector<const CandidateResult*>& 
   return out;
 }
 
-bool best_row(const Shape& s, const std::vector<CandidateResult>& results, const DeviceInfo& dev, TableRow* row,
-              const std::string& default_kernel, double keep_default_pct) {
+int pick_index(const std::vector<CandidateResult>& results, const std::string& default_kernel, double keep_default_pct) {
   bool any_final = false;
   for (const CandidateResult& r : results) any_final |= r.ok && r.us > 0 && r.finalist;
-  const CandidateResult *best = nullptr, *dflt = nullptr;
-  for (const CandidateResult& r : results) {
+  int best = -1, dflt = -1;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const CandidateResult& r = results[i];
     if (!r.ok || r.us <= 0 || (any_final && !r.finalist)) continue;
-    if (!best || r.us < best->us) best = &r;
-    if (r.kernel == default_kernel) dflt = &r;
+    if (best < 0 || r.us < results[size_t(best)].us) best = int(i);
+    if (r.kernel == default_kernel) dflt = int(i);
   }
-  if (!best) return false;
-  if (dflt && best != dflt && best->us > dflt->us * (1 - keep_default_pct / 100)) best = dflt;
+  if (dflt >= 0 && best != dflt && results[size_t(best)].us > results[size_t(dflt)].us * (1 - keep_default_pct / 100)) return dflt;
+  return best;
+}
+
+bool best_row(const Shape& s, const std::vector<CandidateResult>& results, const DeviceInfo& dev, TableRow* row,
+              const std::string& default_kernel, double keep_default_pct) {
+  const int pick = pick_index(results, default_kernel, keep_default_pct);
+  if (pick < 0) return false;
+  const CandidateResult* best = &results[size_t(pick)];
+  if (best->confirm_x > 0 && best->confirm_x <= 1)
+    for (const CandidateResult& r : results)
+      if (r.kernel == default_kernel && r.ok && r.us > 0) best = &r;
   TableRow t;
   t.gfx = dev.arch;
   t.cu_num = dev.sm_count;

@@ -27,6 +27,12 @@ struct TuneOptions {
   // The bench measures the table's pick against cuBLASLt's default, so another candidate replaces the default only
   // when the final round has it faster by more than this (percent).
   double keep_default_pct = 2.0;
+  // The confirm round: where the pick is not cuBLASLt's default, the two are timed again in the bench's own 2-way
+  // order (A B A B, fresh samples, twice the iterations), and the pick stands only if it is faster there
+  // (CandidateResult::confirm_x). The final round's times decided the pick, so they flatter it: cuBLASLt's other
+  // answers that the tuner picked measured 1.070x cuBLASLt in their final rounds and 1.051x in the bench (session
+  // 19, 74 shapes), our kernels 1.08 against 1.07.
+  bool confirm = true;
 };
 
 struct CandidateResult {
@@ -37,6 +43,7 @@ struct CandidateResult {
   double us = 0;
   double err_ratio = 1, rel_l2 = 0, max_rel = 0;
   bool finalist = false;  // `us` is from the final round (see TuneOptions::finalists)
+  double confirm_x = 0;   // > 0: its speed-up over cuBLASLt's default in the confirm round (TuneOptions::confirm)
   std::string note;       // why not ok
 };
 
@@ -57,9 +64,13 @@ std::vector<size_t> choose_finalists(const std::vector<const CandidateResult*>& 
 Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, std::vector<CandidateResult>* out,
                   const std::function<void(const std::string&)>& on_begin = {});
 
-// The pick among the candidates that passed, as a table row for this device; false if none passed. Where a final
-// round ran, only finalists compete (their times come from one round); cuBLASLt's default (`default_kernel`) stays
-// the pick unless another is more than `keep_default_pct` percent faster.
+// The pick among `results` (an index), or -1 if none passed: where a final round ran, only finalists compete (their
+// times come from one round); cuBLASLt's default (`default_kernel`) stays the pick unless another is more than
+// `keep_default_pct` percent faster. The confirm round is not applied here (best_row applies it).
+int pick_index(const std::vector<CandidateResult>& results, const std::string& default_kernel, double keep_default_pct);
+
+// The pick as a table row for this device; false if none passed. pick_index's choice, except that a pick which was
+// not faster than cuBLASLt's default in its confirm round (confirm_x in (0, 1]) gives the row back to the default.
 bool best_row(const Shape& s, const std::vector<CandidateResult>& results, const DeviceInfo& dev, TableRow* row,
               const std::string& default_kernel = "cublaslt", double keep_default_pct = 0);
 

@@ -425,6 +425,40 @@ TEST(BestRow, FinalRoundDecidesAndTheDefaultStaysWithinTheMargin) {
   EXPECT_FALSE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
 }
 
+// The confirm round (TuneOptions::confirm): a pick that was not faster than cuBLASLt's default when the two were
+// timed again A B A B gives its row back to the default; one that was keeps it. pick_index ignores the round.
+TEST(BestRow, ConfirmRoundRevertsAPickNotFasterThanTheDefault) {
+  auto cand = [](const char* k, Backend b, double us, double confirm_x = 0) {
+    bench::CandidateResult r;
+    r.kernel = k, r.backend = b, r.us = us, r.finalist = true, r.ok = true, r.err_ratio = 0, r.confirm_x = confirm_x;
+    return r;
+  };
+  const Shape s{256, 7168, 8192};
+  const DeviceInfo dev;
+  TableRow row;
+  std::vector<bench::CandidateResult> res = {cand("cublaslt", Backend::cublaslt, 100), cand("cublaslt_h2", Backend::cublaslt, 95, 0.99),
+                                             cand("sm90_x", Backend::sm90, 97)};
+  EXPECT_EQ(bench::pick_index(res, "cublaslt", 2.0), 1);
+  ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
+  EXPECT_EQ(row.kernel_name, "cublaslt");
+  EXPECT_DOUBLE_EQ(row.us, 100);
+  EXPECT_EQ(row.solidx, 0);
+  res[1].confirm_x = 1.0;  // even: not faster
+  ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
+  EXPECT_EQ(row.kernel_name, "cublaslt");
+  res[1].confirm_x = 1.004;
+  ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
+  EXPECT_EQ(row.kernel_name, "cublaslt_h2");
+  EXPECT_DOUBLE_EQ(row.us, 95);
+  res[1].confirm_x = 0;  // no confirm round ran (--no-confirm)
+  ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
+  EXPECT_EQ(row.kernel_name, "cublaslt_h2");
+  // Only the pick's own verdict counts: a vetoed runner-up changes nothing.
+  res[2].confirm_x = 0.9;
+  ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
+  EXPECT_EQ(row.kernel_name, "cublaslt_h2");
+}
+
 // The tuner's final round: the fastest few, cuBLASLt's default, and the fastest of every backend, so that the
 // round that decides always compares our kernels with cuBLASLt (at 65536 x 6144 x 1280 the first round
 // ranked four cuBLASLt algorithms ahead of our fastest kernel, which the final round then never timed; run 111).

@@ -8,7 +8,9 @@
 
 #include "bench/problem_bench.h"
 #include "bench/timing.h"
+#include "bench/tune.h"
 #include "gpu_util.h"
+#include "registry/registry.h"
 
 namespace tgemm::testing {
 namespace {
@@ -150,6 +152,41 @@ TEST(Timing, AFailingCandidateIsReportedAndTheOthersTimed) {
     EXPECT_TRUE(t[0].ok) << bench::timing_mode_name(m);
     EXPECT_FALSE(t[1].ok) << bench::timing_mode_name(m);
     EXPECT_NE(t[1].status.message().find("refuses"), std::string::npos) << bench::timing_mode_name(m);
+  }
+  cudaStreamDestroy(s);
+}
+
+// The tuner's confirm round (TuneOptions::confirm): only a pick other than cuBLASLt's default is timed again against
+// it, and the table row follows that round's verdict. 8 x 3584 x 3584: the skinny kernels lead cuBLASLt by ~25%
+// there (docs/decode_report.md), so the pick is almost always one of them; the checks hold whichever wins.
+TEST(Tune, ConfirmRoundTimesOnlyAPickOtherThanTheDefault) {
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreate(&s));
+  const Kernel* lt = Registry::get().cublaslt();
+  ASSERT_NE(lt, nullptr);
+  const Shape shape{8, 3584, 3584};
+  bench::TuneOptions opt;
+  opt.backends = {Backend::skinny, Backend::cublaslt};
+  opt.timing = {2, 10, bench::TimingMode::graph, 200, true};
+  for (bool confirm : {true, false}) {
+    opt.confirm = confirm;
+    std::vector<bench::CandidateResult> res;
+    TGEMM_OK(bench::tune_shape(shape, opt, s, &res));
+    const int pick = bench::pick_index(res, lt->name(), opt.keep_default_pct);
+    ASSERT_GE(pick, 0);
+    const bool other = res[size_t(pick)].kernel != lt->name();
+    for (size_t i = 0; i < res.size(); ++i) {
+      if (confirm && other && int(i) == pick) {
+        EXPECT_GT(res[i].confirm_x, 0.3) << res[i].kernel;
+        EXPECT_LT(res[i].confirm_x, 3.0) << res[i].kernel;
+      } else {
+        EXPECT_EQ(res[i].confirm_x, 0) << res[i].kernel << (confirm ? "" : " (no confirm round)");
+      }
+    }
+    TableRow row;
+    ASSERT_TRUE(bench::best_row(shape, res, DeviceInfo::current(), &row, lt->name(), opt.keep_default_pct));
+    const bool kept = !confirm || !other || res[size_t(pick)].confirm_x > 1;
+    EXPECT_EQ(row.kernel_name, kept ? res[size_t(pick)].kernel : lt->name());
   }
   cudaStreamDestroy(s);
 }

@@ -370,3 +370,37 @@ def test_crossover_reads_gzip_profile(tmp_path):
             w.writerow({"M": m, "N": 1280, "K": 8192, "bias": "False", "kernel": "g", "libtype": "sm90", "ok": 1, "us": sm})
     assert decode_report.crossover(str(prof)) == {
         (1280, 8192, "False"): [(16, 10.0, 30.0), (32, 14.0, 20.0), (64, 25.0, 18.0)]}
+
+
+def test_merge_tuned_tables_and_profiles(tmp_path):
+    """merge_tuned.py: overlays replace the base's shapes (a table row per arch, SM count and shape; a profile shape
+    with all its candidates), later overlays win, new shapes come last, short lines and other headers are refused."""
+    shape = "torch.bfloat16,torch.bfloat16,False,False"
+    th = "gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,kernelName,us\n"
+    (tmp_path / "base.csv").write_text(th + "".join("sm90,132,%d,64,64,False,%s,cublaslt,cublaslt,%d\n" % (m, shape, m)
+                                                    for m in (1, 2, 3)) + "sm90,114,2,64,64,False,%s,cublaslt,cublaslt,9\n" % shape)
+    (tmp_path / "o1.csv").write_text(th + "sm90,132,2,64,64,False,%s,sm90,a,1\nsm90,132,3,64,64,False,%s,sm90,b,1\n" % (shape, shape))
+    (tmp_path / "o2.csv").write_text(th + "sm90,132,3,64,64,False,%s,sm90,c,1\nsm90,132,4,64,64,False,%s,sm90,d,1\n" % (shape, shape))
+
+    def run(*files):
+        return subprocess.run([sys.executable, os.path.join(SCRIPTS, "merge_tuned.py")] + [str(tmp_path / f) for f in files],
+                              capture_output=True, text=True)
+
+    r = run("base.csv", "o1.csv", "o2.csv")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(r.stdout.splitlines()))
+    assert [(x["cu_num"], x["M"], x["kernelName"]) for x in rows] == [
+        ("132", "1", "cublaslt"), ("132", "2", "a"), ("132", "3", "c"), ("114", "2", "cublaslt"), ("132", "4", "d")]
+
+    ph = "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,kernel,libtype,ok,us\n"
+    with gzip.open(tmp_path / "pbase.csv.gz", "wt", newline="") as f:
+        f.write(ph + "".join("%d,64,64,False,%s,%s,x,1,%d\n" % (m, shape, k, m) for m in (1, 2) for k in ("k1", "k2")))
+    (tmp_path / "pover.csv").write_text(ph + "2,64,64,False,%s,k3,x,1,5\n2,64,64,False,%s,k4\n" % (shape, shape))
+    r = run("pbase.csv.gz", "pover.csv")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(r.stdout.splitlines()))
+    assert [(x["M"], x["kernel"]) for x in rows] == [("1", "k1"), ("1", "k2"), ("2", "k3")]
+
+    (tmp_path / "other.csv").write_text("M,N,K\n1,2,3\n")
+    r = run("base.csv", "other.csv")
+    assert r.returncode != 0 and "another header" in r.stderr
