@@ -1,6 +1,7 @@
 """CPU tests of the report scripts the device runs use (no GPU, no tgemm import): decode_report.py's targets, its
-read-kernel context and crossover tables, profile_without.py's re-tune base, and sm90_report.py's issue 3 targets
-(seed shapes, models shapes, i64 against i32). Synthetic `tgemm bench` / tune CSVs with known answers."""
+read-kernel context and crossover tables, profile_without.py's re-tune base, sm90_report.py's issue 3 targets
+(seed shapes, models shapes, i64 against i32), merge_tuned.py and revert_losers.py. Synthetic `tgemm bench` / tune
+CSVs with known answers."""
 
 import csv
 import gzip
@@ -404,3 +405,36 @@ def test_merge_tuned_tables_and_profiles(tmp_path):
     (tmp_path / "other.csv").write_text("M,N,K\n1,2,3\n")
     r = run("base.csv", "other.csv")
     assert r.returncode != 0 and "another header" in r.stderr
+
+
+def test_revert_losers_only_rows_whose_own_kernel_lost_often_enough(tmp_path):
+    """revert_losers.py: a row goes back to cuBLASLt's default when its own kernel read below 1.0x in --min-runs
+    bench runs (runs of another kernel for the shape do not count), with the runs' median cuBLASLt time; the other
+    rows are copied as they are."""
+    th = ("gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,"
+          "tflops,bw\n")
+    tail = "torch.bfloat16,torch.bfloat16,False,False"
+    (tmp_path / "t.csv").write_text(th + "".join(
+        "sm90,132,%d,4096,4096,False,%s,cublaslt,5,1,100.0000,%s,0.0000,10.00,20.00\n" % (m, tail, k)
+        for m, k in ((1, "cublaslt_h5"), (2, "cublaslt_h5"), (3, "cublaslt"), (4, "sm90_x"))))
+    cols = BENCH_COLS
+
+    def run_csv(name, picks):
+        rows = []
+        for m, kern, x, lt in picks:
+            rows += bench_rows(m, 4096, 4096, lt / x, lt, kern)
+        write_csv(tmp_path / name, cols, rows)
+
+    run_csv("b1.csv", [(1, "cublaslt_h5", 0.95, 80.0), (2, "cublaslt_h5", 0.99, 80.0), (3, "cublaslt", 1.0, 1.0),
+                       (4, "other", 0.5, 1.0)])
+    run_csv("b2.csv", [(1, "cublaslt_h5", 0.97, 90.0), (2, "cublaslt_h5", 1.02, 80.0), (4, "other", 0.5, 1.0)])
+    run_csv("b3.csv", [(1, "cublaslt_h5", 1.01, 50.0), (4, "sm90_x", 0.9, 1.0)])
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "revert_losers.py"), str(tmp_path / "t.csv")] +
+                       [str(tmp_path / b) for b in ("b1.csv", "b2.csv", "b3.csv")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(r.stdout.splitlines()))
+    assert [x["kernelName"] for x in rows] == ["cublaslt", "cublaslt_h5", "cublaslt", "sm90_x"]
+    assert rows[0]["libtype"] == "cublaslt" and rows[0]["solidx"] == "0" and rows[0]["us"] == "80.0000"
+    assert float(rows[0]["tflops"]) == pytest.approx(12.5) and float(rows[0]["bw"]) == pytest.approx(25.0)
+    assert rows[1]["solidx"] == "5" and rows[1]["us"] == "100.0000"
+    assert "1 of 4 rows reverted" in r.stderr

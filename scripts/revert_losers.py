@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Gives a tuned table's rows back to cuBLASLt's default where the 2-way bench (`tgemm bench` with the table in force,
+the pick against cuBLASLt's default, A B A B) read the pick slower than the default in at least --min-runs of the runs.
+
+    python3 scripts/revert_losers.py configs/sm90_132_bf16.csv run1.csv run2.csv run3.csv [--min-runs 2] > new.csv
+
+Why: the tuner decides inside one long run of a shape, with the card at the clock that run's heat leaves it; a bench
+run times each shape's pair briefly. Where two algorithms of cuBLASLt trade places with the clock (4096 x 4096 x 4096,
+session 19: `cublaslt_h5` 4% ahead of the default in the tune, 4-5% behind in two of three benches), only runs of the
+bench itself tell. A run counts for a row only if it ran the row's own kernel. The reverted rows keep their shape
+and take `cublaslt` with the runs' median cuBLASLt time; the list goes to stderr. A fresh bench run must measure the
+result: the runs that chose the rows would flatter it.
+"""
+import argparse
+import csv
+import statistics
+import sys
+
+KEY = ("M", "N", "K", "bias", "dtype", "outdtype")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("table")
+    ap.add_argument("bench", nargs="+", help="tgemm bench --csv files, each a run with this table in force")
+    ap.add_argument("--min-runs", type=int, default=2, help="runs in which the pick read below 1.0x (default 2)")
+    a = ap.parse_args()
+    seen = {}  # shape -> [(kernel, x_cublaslt, cublaslt_us)]
+    for path in a.bench:
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                if r["what"] == "tgemm mm":
+                    seen.setdefault(tuple(r[c] for c in KEY), []).append(
+                        (r["kernel"], float(r["x_cublaslt"]), float(r["cublaslt_us"])))
+    with open(a.table, newline="") as f:
+        rd = csv.DictReader(f)
+        fields, rows = rd.fieldnames, list(rd)
+    out = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
+    out.writeheader()
+    reverted = 0
+    for r in rows:
+        runs = [(x, lt) for k, x, lt in seen.get(tuple(r[c] for c in KEY), []) if k == r["kernelName"]]
+        if r["kernelName"] != "cublaslt" and sum(x < 1.0 for x, _ in runs) >= a.min_runs:
+            us = statistics.median(lt for _, lt in runs)
+            scale = float(r["us"]) / us  # tflops and bw are inversely proportional to the time
+            print("revert_losers: %s x %s x %s%s: %s read %s -> cublaslt" % (
+                r["M"], r["N"], r["K"], " bias" if r["bias"] == "True" else "", r["kernelName"],
+                " / ".join("%.3f" % x for x, _ in runs)), file=sys.stderr)
+            r.update({"libtype": "cublaslt", "solidx": "0", "kernelName": "cublaslt", "us": "%.4f" % us,
+                      "tflops": "%.2f" % (float(r["tflops"]) * scale), "bw": "%.2f" % (float(r["bw"]) * scale)})
+            reverted += 1
+        out.writerow(r)
+    print("revert_losers: %d of %d rows reverted to cuBLASLt's default" % (reverted, len(rows)), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
