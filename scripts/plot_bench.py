@@ -6,8 +6,12 @@
 import argparse
 import csv
 import math
+import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("plot_bench.py needs matplotlib: pip install matplotlib")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
