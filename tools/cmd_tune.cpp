@@ -86,7 +86,8 @@ struct Worker {
 
 }  // namespace
 
-// Hidden subcommand: tgemm tune --worker --libtype L --warmup W --iters I --err-ratio E --timing T.
+// Hidden subcommand: tgemm tune --worker --libtype L --warmup W --iters I --err-ratio E --timing T --finalists F
+// --keep-default-pct P [--no-confirm].
 // Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout:
 // "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <final> <confirm_x> <note>",
 // "done <i>",
