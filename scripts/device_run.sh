@@ -3,6 +3,8 @@
 #   STEPS="tests bench" bash scripts/device_run.sh      (default: tests bench)
 #   TUNE_SHAPES=subset.csv STEPS="tune tabled": re-tune a subset into a copy of the shipped table (profile_without.py)
 #   PROBE_SHAPES=s.csv PROBE_KERNELS=a,b STEPS=probe: named kernels timed beside the pick and cuBLASLt (dev A/B)
+#   STEPS="tune verify": the new table benched 2-way VERIFY_RUNS times, its losing rows handed back to cuBLASLt's
+#   default (scripts/revert_losers.py), and the result benched once more (KEEP=sm90_132_bf16_verified.csv)
 # Needs .deps/googletest (copied from /usr/src/googletest here) carried along: that machine has no GoogleTest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -68,6 +70,25 @@ for step in $STEPS; do
           ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_seed_tuned.log" 2>&1; rc=$?
           ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings --csv "$OUT/bench_models_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_models_tuned.log" 2>&1; rc=$((rc|$?))
           unset TGEMM_CONFIG; tail -4 "$OUT/bench_seed_tuned.log"; tail -4 "$OUT/bench_models_tuned.log"; grep -c "more than 3% off" "$OUT/bench_models_tuned.log" ;;
+    # The table tuned in this run (else the shipped one) benched 2-way VERIFY_RUNS times (default 3); rows whose pick
+    # read below 1.0x in VERIFY_MIN_RUNS (default 2) of them go back to cuBLASLt's default (revert_losers.py), into
+    # $OUT/sm90_132_bf16_verified.csv; then one fresh bench of that table (the runs that chose it would flatter it).
+    verify) T="$OUT/sm90_132_bf16.csv"; [ -f "$T" ] || T="$PWD/configs/sm90_132_bf16.csv"
+          VRUNS=""
+          for r in $(seq 1 ${VERIFY_RUNS:-3}); do
+            for suite in seed models; do
+              TGEMM_CONFIG="$T" ./build-dev/tgemm bench -i shapes/$suite.csv --no-ceilings --csv "$OUT/verify_${suite}_r$r.csv" \
+                > "$OUT/verify_${suite}_r$r.log" 2>&1; rc=$((rc|$?)); VRUNS="$VRUNS $OUT/verify_${suite}_r$r.csv"
+            done
+            tail -2 "$OUT/verify_models_r$r.log" | head -1
+          done
+          python3 scripts/revert_losers.py "$T" $VRUNS --min-runs ${VERIFY_MIN_RUNS:-2} > "$OUT/sm90_132_bf16_verified.csv" \
+            2> "$OUT/revert_losers.log"; rc=$((rc|$?)); cat "$OUT/revert_losers.log"
+          for suite in seed models; do
+            TGEMM_CONFIG="$OUT/sm90_132_bf16_verified.csv" ./build-dev/tgemm bench -i shapes/$suite.csv --no-ceilings \
+              --csv "$OUT/verified_${suite}.csv" > "$OUT/verified_${suite}.log" 2>&1; rc=$((rc|$?))
+            tail -2 "$OUT/verified_${suite}.log" | head -1
+          done ;;
     # Decode shapes in both timing modes with the table tuned in this run (if any), and the issue-4 report.
     decode) [ -f "$OUT/sm90_132_bf16.csv" ] && export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"
           for m in graph plain; do

@@ -87,13 +87,14 @@ struct Worker {
 }  // namespace
 
 // Hidden subcommand: tgemm tune --worker --libtype L --warmup W --iters I --err-ratio E --timing T --finalists F
-// --keep-default-pct P [--no-confirm].
+// --keep-default-pct P [--no-confirm] [--confirm-pause-ms MS].
 // Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout:
 // "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <final> <confirm_x> <note>",
 // "done <i>",
 // "error <i> <msg>".
 int cmd_tune_worker(const std::vector<std::string>& argv) {
-  Args a(argv, {"--no-confirm"}, {"--libtype", "--warmup", "--iters", "--err-ratio", "--timing", "--finalists", "--keep-default-pct"});
+  Args a(argv, {"--no-confirm"},
+         {"--libtype", "--warmup", "--iters", "--err-ratio", "--timing", "--finalists", "--keep-default-pct", "--confirm-pause-ms"});
   bench::TuneOptions opt;
   opt.timing.warmup = int(a.int_opt("--warmup", 10, 0, 100000));
   opt.timing.iters = int(a.int_opt("--iters", 50, 1, 100000));
@@ -101,6 +102,7 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
   opt.finalists = int(a.int_opt("--finalists", 4, 0, 1000));
   opt.keep_default_pct = a.double_opt("--keep-default-pct", 2, 0, 100);
   opt.confirm = !a.flag("--no-confirm");
+  opt.confirm_pause_ms = a.double_opt("--confirm-pause-ms", 0, 0, 60000);
   if (!bench::parse_timing_mode(a.str("--timing", "graph"), &opt.timing.mode)) a.fail("--timing");
   if (!parse_libtypes(a.str("--libtype", "all"), &opt.backends)) a.fail("--libtype");
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -144,7 +146,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "--worker") return cmd_tune_worker(std::vector<std::string>(argv.begin() + 1, argv.end()));
   Args a(argv, {"--update-improved", "--retune", "--no-confirm", "--help"},
          {"-i", "-o", "--libtype", "--warmup", "--iters", "--timing", "--err-ratio", "--min-improvement-pct", "--profile-file", "--gpus",
-          "--timeout-s", "--finalists", "--keep-default-pct"});
+          "--timeout-s", "--finalists", "--keep-default-pct", "--confirm-pause-ms"});
   if (a.flag("--help")) {
     std::printf(
         "tgemm tune -i untuned.csv -o tuned.csv [options]\n"
@@ -159,6 +161,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
         "  --no-confirm                         no confirm round (by default a pick other than cuBLASLt's default is\n"
         "                                       timed against it again, A B A B as the bench does, and kept only if\n"
         "                                       faster there)\n"
+        "  --confirm-pause-ms MS                idle this long before the confirm round (default 0; an A/B knob)\n"
         "  --update-improved [--min-improvement-pct P]  retune shapes already in -o, replace only if P%% faster (default 3)\n"
         "  --retune                             retune shapes already in -o unconditionally\n"
         "  --profile-file F                     every candidate's result, CSV\n"
@@ -176,6 +179,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
   double min_pct = a.double_opt("--min-improvement-pct", 3, 0, 100);
   const int finalists = int(a.int_opt("--finalists", 4, 0, 1000));
   const double keep_default_pct = a.double_opt("--keep-default-pct", 2, 0, 100);
+  const double confirm_pause_ms = a.double_opt("--confirm-pause-ms", 0, 0, 60000);
   int timeout_s = int(a.int_opt("--timeout-s", 120, 1, 86400));
   std::vector<int> gpus;
   for (const std::string& g : split(a.str("--gpus", "0"), ',')) {
@@ -253,6 +257,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
                                      "--iters", std::to_string(iters), "--err-ratio", std::to_string(err), "--timing", timing,
                                      "--finalists", std::to_string(finalists), "--keep-default-pct", std::to_string(keep_default_pct)};
     if (a.flag("--no-confirm")) args.push_back("--no-confirm");
+    if (confirm_pause_ms > 0) args.insert(args.end(), {"--confirm-pause-ms", std::to_string(confirm_pause_ms)});
     std::vector<char*> cargs;
     for (auto& x : args) cargs.push_back(x.data());
     cargs.push_back(nullptr);

@@ -1,6 +1,8 @@
 #include "bench/tune.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "bench/problem_bench.h"
 #include "registry/registry.h"
@@ -105,6 +107,11 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
     if (pick >= 0 && dflt != out->end() && (*out)[size_t(pick)].kernel != lt) {
       TimingOptions t_confirm = t_final;
       t_confirm.shuffle = false;
+      if (opt.confirm_pause_ms > 0) {
+        if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
+          return {StatusCode::cuda_error, std::string("before the confirm pause: ") + cudaGetErrorString(e)};
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(opt.confirm_pause_ms));
+      }
       std::vector<Timing> t;
       const std::vector<Launch> pair = {launch_plan(*d, cands[size_t(dflt - out->begin())], o), launch_plan(*d, cands[size_t(pick)], o)};
       if (Status st = time_interleaved(pair, o.rotations, t_confirm, stream, &t); !st.ok()) return st;

@@ -34,6 +34,9 @@ struct TuneOptions {
   // 19, 74 shapes), our kernels 1.08 against 1.07. It runs right after the final round, at the clock that round's
   // heat leaves, so ranks that swap between the power-capped and the boost clock pass it (4096^3, session 19).
   bool confirm = true;
+  // Idle time before the confirm round (ms; 0: none), so that it starts as cool as a bench shape does after its
+  // reference checks. An A/B knob for the clock difference above (`tgemm tune --confirm-pause-ms`): not measured yet.
+  double confirm_pause_ms = 0;
 };
 
 struct CandidateResult {
