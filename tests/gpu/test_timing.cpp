@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -168,8 +169,10 @@ TEST(Tune, ConfirmRoundTimesOnlyAPickOtherThanTheDefault) {
   bench::TuneOptions opt;
   opt.backends = {Backend::skinny, Backend::cublaslt};
   opt.timing = {2, 10, bench::TimingMode::graph, 200, true};
-  for (bool confirm : {true, false}) {
+  // The pause before the confirm round (TuneOptions::confirm_pause_ms) changes when it runs, not what it decides on.
+  for (auto [confirm, pause_ms] : {std::pair{true, 0.0}, std::pair{true, 5.0}, std::pair{false, 0.0}}) {
     opt.confirm = confirm;
+    opt.confirm_pause_ms = pause_ms;
     std::vector<bench::CandidateResult> res;
     TGEMM_OK(bench::tune_shape(shape, opt, s, &res));
     const int pick = bench::pick_index(res, lt->name(), opt.keep_default_pct);
