@@ -84,27 +84,43 @@ struct Worker {
   std::chrono::steady_clock::time_point last;
 };
 
+// What a tune worker takes from its parent: the parent forwards these as it was given them, and both parse them with
+// parse_tune_options, so a worker runs with exactly the parent's options (and TuneOptions' defaults where none).
+const std::set<std::string> kTuneFlags = {"--no-confirm"};
+const std::set<std::string> kTuneOptions = {"--libtype",   "--warmup",           "--iters",           "--err-ratio",
+                                            "--timing",    "--finalists",        "--keep-default-pct", "--confirm-pause-ms"};
+
+std::set<std::string> with(std::set<std::string> a, const std::set<std::string>& b) {
+  a.insert(b.begin(), b.end());
+  return a;
+}
+
+bench::TuneOptions parse_tune_options(Args& a) {
+  bench::TuneOptions opt;
+  if (!parse_libtypes(a.str("--libtype", "all"), &opt.backends))
+    a.fail("--libtype: '" + a.str("--libtype") + "' is not all or a list of sm90, skinny, cublaslt");
+  opt.timing.warmup = int(a.int_opt("--warmup", opt.timing.warmup, 0, 100000));
+  opt.timing.iters = int(a.int_opt("--iters", opt.timing.iters, 1, 100000));
+  if (a.has("--timing") && !bench::parse_timing_mode(a.str("--timing"), &opt.timing.mode))
+    a.fail("--timing: '" + a.str("--timing") + "' is not graph or plain");
+  opt.max_err_ratio = a.double_opt("--err-ratio", opt.max_err_ratio, 0, 1);
+  opt.finalists = int(a.int_opt("--finalists", opt.finalists, 0, 1000));
+  opt.keep_default_pct = a.double_opt("--keep-default-pct", opt.keep_default_pct, 0, 100);
+  opt.confirm = !a.flag("--no-confirm");
+  opt.confirm_pause_ms = a.double_opt("--confirm-pause-ms", opt.confirm_pause_ms, 0, 60000);
+  return opt;
+}
+
 }  // namespace
 
-// Hidden subcommand: tgemm tune --worker --libtype L --warmup W --iters I --err-ratio E --timing T --finalists F
-// --keep-default-pct P [--no-confirm] [--confirm-pause-ms MS].
+// Hidden subcommand: tgemm tune --worker [the options of kTuneFlags and kTuneOptions].
 // Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout:
 // "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <final> <confirm_x> <note>",
 // "done <i>",
 // "error <i> <msg>".
 int cmd_tune_worker(const std::vector<std::string>& argv) {
-  Args a(argv, {"--no-confirm"},
-         {"--libtype", "--warmup", "--iters", "--err-ratio", "--timing", "--finalists", "--keep-default-pct", "--confirm-pause-ms"});
-  bench::TuneOptions opt;
-  opt.timing.warmup = int(a.int_opt("--warmup", 10, 0, 100000));
-  opt.timing.iters = int(a.int_opt("--iters", 50, 1, 100000));
-  opt.max_err_ratio = a.double_opt("--err-ratio", 0.05, 0, 1);
-  opt.finalists = int(a.int_opt("--finalists", 4, 0, 1000));
-  opt.keep_default_pct = a.double_opt("--keep-default-pct", 2, 0, 100);
-  opt.confirm = !a.flag("--no-confirm");
-  opt.confirm_pause_ms = a.double_opt("--confirm-pause-ms", 0, 0, 60000);
-  if (!bench::parse_timing_mode(a.str("--timing", "graph"), &opt.timing.mode)) a.fail("--timing");
-  if (!parse_libtypes(a.str("--libtype", "all"), &opt.backends)) a.fail("--libtype");
+  Args a(argv, kTuneFlags, kTuneOptions);
+  bench::TuneOptions opt = parse_tune_options(a);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (!a.ok()) {
     std::printf("error -1 %s\n", one_line(a.error()).c_str());
@@ -144,9 +160,8 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
 
 int cmd_tune(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "--worker") return cmd_tune_worker(std::vector<std::string>(argv.begin() + 1, argv.end()));
-  Args a(argv, {"--update-improved", "--retune", "--no-confirm", "--help"},
-         {"-i", "-o", "--libtype", "--warmup", "--iters", "--timing", "--err-ratio", "--min-improvement-pct", "--profile-file", "--gpus",
-          "--timeout-s", "--finalists", "--keep-default-pct", "--confirm-pause-ms"});
+  Args a(argv, with({"--update-improved", "--retune", "--help"}, kTuneFlags),
+         with({"-i", "-o", "--min-improvement-pct", "--profile-file", "--gpus", "--timeout-s"}, kTuneOptions));
   if (a.flag("--help")) {
     std::printf(
         "tgemm tune -i untuned.csv -o tuned.csv [options]\n"
@@ -169,17 +184,8 @@ int cmd_tune(const std::vector<std::string>& argv) {
         "  --timeout-s S                        a candidate silent this long is recorded as hung (default 120)\n");
     return 0;
   }
-  std::vector<Backend> backends;
-  if (!parse_libtypes(a.str("--libtype", "all"), &backends)) a.fail("--libtype: '" + a.str("--libtype") + "' is not all or a list of sm90, skinny, cublaslt");
-  int warmup = int(a.int_opt("--warmup", 10, 0, 100000));
-  int iters = int(a.int_opt("--iters", 50, 1, 100000));
-  const std::string timing = a.str("--timing", "graph");
-  if (bench::TimingMode m; !bench::parse_timing_mode(timing, &m)) a.fail("--timing: '" + timing + "' is not graph or plain");
-  double err = a.double_opt("--err-ratio", 0.05, 0, 1);
+  const bench::TuneOptions opt = parse_tune_options(a);
   double min_pct = a.double_opt("--min-improvement-pct", 3, 0, 100);
-  const int finalists = int(a.int_opt("--finalists", 4, 0, 1000));
-  const double keep_default_pct = a.double_opt("--keep-default-pct", 2, 0, 100);
-  const double confirm_pause_ms = a.double_opt("--confirm-pause-ms", 0, 0, 60000);
   int timeout_s = int(a.int_opt("--timeout-s", 120, 1, 86400));
   std::vector<int> gpus;
   for (const std::string& g : split(a.str("--gpus", "0"), ',')) {
@@ -238,7 +244,6 @@ int cmd_tune(const std::vector<std::string>& argv) {
   for (size_t i = 0; i < shapes.size(); ++i) todo.push_back(i);
   std::map<size_t, std::vector<std::string>> skip;  // per shape: candidates that faulted or hung
   std::vector<Worker> workers(gpus.size());
-  const std::string lib = a.str("--libtype", "all");
 
   auto spawn = [&](Worker& w) {
     int out[2], in[2];
@@ -253,11 +258,11 @@ int cmd_tune(const std::vector<std::string>& argv) {
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
     posix_spawn_file_actions_addclose(&fa, out[0]);
     posix_spawn_file_actions_addclose(&fa, in[1]);
-    std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--libtype", lib, "--warmup", std::to_string(warmup),
-                                     "--iters", std::to_string(iters), "--err-ratio", std::to_string(err), "--timing", timing,
-                                     "--finalists", std::to_string(finalists), "--keep-default-pct", std::to_string(keep_default_pct)};
-    if (a.flag("--no-confirm")) args.push_back("--no-confirm");
-    if (confirm_pause_ms > 0) args.insert(args.end(), {"--confirm-pause-ms", std::to_string(confirm_pause_ms)});
+    std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker"};
+    for (const std::string& f : kTuneFlags)
+      if (a.flag(f)) args.push_back(f);
+    for (const std::string& o : kTuneOptions)
+      if (a.has(o)) args.insert(args.end(), {o, a.str(o)});
     std::vector<char*> cargs;
     for (auto& x : args) cargs.push_back(x.data());
     cargs.push_back(nullptr);
@@ -332,7 +337,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
       if (profile) profile << format_shape(s) << "," << k << ",-,0,0,1,0,0,0,0,faulted or hung\n";
     TableRow row;
     const Kernel* lt = Registry::get().cublaslt();
-    if (bench::best_row(s, w.results, dev, &row, lt ? lt->name() : "", keep_default_pct)) {
+    if (bench::best_row(s, w.results, dev, &row, lt ? lt->name() : "", opt.keep_default_pct)) {
       row.file = out_path;
       const TableRow* old = table.find(dev.arch, dev.sm_count, s);
       if (!old || a.flag("--retune") || !a.flag("--update-improved") || row.us < old->us * (1 - min_pct / 100)) {

@@ -12,6 +12,13 @@ namespace tgemm::bench {
 namespace {
 // Splits beyond this are not tuned: the seed's largest shapes need 3 pieces for an int32 kernel.
 constexpr size_t kMaxTunePieces = 16;
+
+// Where cuBLASLt's default ran and passed among `results`, or -1.
+int default_index(const std::vector<CandidateResult>& results, const std::string& default_kernel) {
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i].kernel == default_kernel && results[i].ok && results[i].us > 0) return int(i);
+  return -1;
+}
 }  // namespace
 
 std::vector<Plan> tune_candidates(const Dispatcher& d, const Problem& p, const DeviceInfo& dev, const TuneOptions& opt) {
@@ -103,8 +110,8 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
   // 4. The confirm round: the pick against cuBLASLt's default, as the bench times them (A B A B).
   if (opt.confirm) {
     const int pick = pick_index(*out, lt, opt.keep_default_pct);
-    const auto dflt = std::find_if(out->begin(), out->end(), [&](const CandidateResult& r) { return r.kernel == lt && r.ok && r.us > 0; });
-    if (pick >= 0 && dflt != out->end() && (*out)[size_t(pick)].kernel != lt) {
+    const int dflt = default_index(*out, lt);
+    if (pick >= 0 && dflt >= 0 && pick != dflt) {
       TimingOptions t_confirm = t_final;
       t_confirm.shuffle = false;
       if (opt.confirm_pause_ms > 0) {
@@ -113,7 +120,7 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(opt.confirm_pause_ms));
       }
       std::vector<Timing> t;
-      const std::vector<Launch> pair = {launch_plan(*d, cands[size_t(dflt - out->begin())], o), launch_plan(*d, cands[size_t(pick)], o)};
+      const std::vector<Launch> pair = {launch_plan(*d, cands[size_t(dflt)], o), launch_plan(*d, cands[size_t(pick)], o)};
       if (Status st = time_interleaved(pair, o.rotations, t_confirm, stream, &t); !st.ok()) return st;
       if (t[0].ok && t[1].ok && t[1].median_us > 0) (*out)[size_t(pick)].confirm_x = t[0].median_us / t[1].median_us;
     }
@@ -154,9 +161,8 @@ bool best_row(const Shape& s, const std::vector<CandidateResult>& results, const
   const int pick = pick_index(results, default_kernel, keep_default_pct);
   if (pick < 0) return false;
   const CandidateResult* best = &results[size_t(pick)];
-  if (best->confirm_x > 0 && best->confirm_x <= 1)
-    for (const CandidateResult& r : results)
-      if (r.kernel == default_kernel && r.ok && r.us > 0) best = &r;
+  if (const int dflt = default_index(results, default_kernel); dflt >= 0 && best->confirm_x > 0 && best->confirm_x <= 1)
+    best = &results[size_t(dflt)];
   TableRow t;
   t.gfx = dev.arch;
   t.cu_num = dev.sm_count;
