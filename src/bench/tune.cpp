@@ -122,7 +122,8 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
       std::vector<Timing> t;
       const std::vector<Launch> pair = {launch_plan(*d, cands[size_t(dflt)], o), launch_plan(*d, cands[size_t(pick)], o)};
       if (Status st = time_interleaved(pair, o.rotations, t_confirm, stream, &t); !st.ok()) return st;
-      if (t[0].ok && t[1].ok && t[1].median_us > 0) (*out)[size_t(pick)].confirm_x = t[0].median_us / t[1].median_us;
+      // The bench's figure (cmd_bench.cpp): the median over rounds of the per-round ratio, not a ratio of medians.
+      if (t[0].ok && t[1].ok && t[1].ratio_vs_first > 0) (*out)[size_t(pick)].confirm_x = 1.0 / t[1].ratio_vs_first;
     }
   }
   return Status::Ok();
