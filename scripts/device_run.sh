@@ -65,8 +65,9 @@ for step in $STEPS; do
           # Issue 3's targets from this profile (with --retune it holds every shape: the re-tuned ones and the rest).
           python3 scripts/sm90_report.py --profile "$OUT/tune_profile.csv" -o "$OUT/sm90_report.md" | tail -3 ;;
     # The table tuned in this run, else the shipped one.
+    # TOP_FROM=profile.csv: the top-3 re-check against that profile (issue 5) where no tune ran in this call.
     tabled) export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"; [ -f "$TGEMM_CONFIG" ] || TGEMM_CONFIG="$PWD/configs/sm90_132_bf16.csv"
-          TOP=""; [ -f "$OUT/tune_profile.csv" ] && TOP="--top-from $OUT/tune_profile.csv"
+          TP=${TOP_FROM:-$OUT/tune_profile.csv}; TOP=""; [ -f "$TP" ] && TOP="--top-from $TP"
           ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_seed_tuned.log" 2>&1; rc=$?
           ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings --csv "$OUT/bench_models_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_models_tuned.log" 2>&1; rc=$((rc|$?))
           unset TGEMM_CONFIG; tail -4 "$OUT/bench_seed_tuned.log"; tail -4 "$OUT/bench_models_tuned.log"; grep -c "more than 3% off" "$OUT/bench_models_tuned.log" ;;
