@@ -393,16 +393,6 @@ constexpr int64_t streamk_block_of(int64_t s, int64_t total, int64_t grid) {
   const int64_t q = total / grid, r = total % grid;
   return s < r * (q + 1) ? s / (q + 1) : r + (s - r * (q + 1)) / q;
 }
-// The most pieces a tile's K is cut into: the last to arrive loads them all at once (skinny_ws_kernel.cuh), so
-// they must fit its registers. A tail of few tiles is therefore shared by fewer blocks, each taking at least
-// ceil(spt / kStreamKMaxCut) stages (spt: stages per tile), which cuts a tile into at most kStreamKMaxCut + 1.
-inline constexpr int kWsMaxSumSlots = 16;
-inline constexpr int kStreamKMaxCut = 8;
-static_assert(kStreamKMaxCut + 1 <= kWsMaxSumSlots, "pieces per tile within what the sum loads at once");
-constexpr int64_t streamk_grid(int64_t total, int64_t spt, int64_t grid) {
-  const int64_t per = (spt + kStreamKMaxCut - 1) / kStreamKMaxCut, g = total / per;
-  return g < 1 ? 1 : g < grid ? g : grid;
-}
 inline LaunchShape ws_streamk_shape(int64_t n, int64_t k, int wk, int sms) {
   if (n < 1 || k < 1 || n > (int64_t(1) << 32) || k > (int64_t(1) << 32))  // beyond TMA; can_implement refuses
     return ws_launch_shape(1, 1, 1, sms);
@@ -410,7 +400,7 @@ inline LaunchShape ws_streamk_shape(int64_t n, int64_t k, int wk, int sms) {
   const int64_t tail = sh.row_tiles % sms;  // the last round's tiles (all of them where fewer than the SMs)
   if (tail == 0) return sh;                 // whole rounds: the plain walk
   sh.streamk = tail * ((sh.k_steps + wk - 1) / wk);
-  if (sh.row_tiles < sms) sh.blocks = streamk_grid(sh.streamk, (sh.k_steps + wk - 1) / wk, sms);
+  if (sh.row_tiles < sms) sh.blocks = sh.streamk < sms ? sh.streamk : sms;
   return sh;
 }
 
@@ -430,8 +420,7 @@ struct Piece {
 struct WsWalk {
   int64_t pos = 0, end = 0;  // items: next item, item count; tail: next stage, end of the block's range
   int64_t ku = 0, ups = 0, spt = 0, total = 0, grid = 1, block = 0;
-  int64_t head = 0;   // stream-K: the row tiles walked whole (round-robin) before the tail's stages
-  int64_t tgrid = 1;  // stream-K: blocks sharing the tail (streamk_grid), the first tgrid of the grid
+  int64_t head = 0;  // stream-K: the row tiles walked whole (round-robin) before the tail's stages
   int S = 1, wk = 1;
   bool in_tail = false;
 
@@ -440,7 +429,6 @@ struct WsWalk {
       : ku(p.k_steps), ups(p.s > 1 ? p.sps : p.k_steps), spt((p.k_steps + wk_ - 1) / wk_), total(streamk),
         grid(grid_), block(block_), S(p.s), wk(wk_) {
     head = total > 0 ? tiles - total / spt : 0;
-    tgrid = total > 0 ? streamk_grid(total, spt, grid) : grid;
     pos = block;
     end = total > 0 ? head : tiles * S;
   }
@@ -449,9 +437,8 @@ struct WsWalk {
     if (pos >= end) {
       if (total == 0 || in_tail) return false;
       in_tail = true;
-      if (block >= tgrid) return false;
-      pos = head * spt + streamk_begin(block, total, tgrid);
-      end = head * spt + streamk_begin(block + 1, total, tgrid);
+      pos = head * spt + streamk_begin(block, total, grid);
+      end = head * spt + streamk_begin(block + 1, total, grid);
       if (pos >= end) return false;
     }
     if (!in_tail) {
@@ -468,8 +455,8 @@ struct WsWalk {
     const int64_t r0 = s0 - head * spt;  // the tile's first stage within the tail
     pc.ub = (pos - s0) * wk;
     pc.ue = (pe - s0) * wk < ku ? (pe - s0) * wk : ku;
-    pc.slot = 2 * block + (pos == head * spt + streamk_begin(block, total, tgrid) ? 0 : 1);
-    pc.nslots = int(streamk_block_of(r0 + spt - 1, total, tgrid) - streamk_block_of(r0, total, tgrid) + 1);
+    pc.slot = 2 * block + (pos == head * spt + streamk_begin(block, total, grid) ? 0 : 1);
+    pc.nslots = int(streamk_block_of(r0 + spt - 1, total, grid) - streamk_block_of(r0, total, grid) + 1);
     pos = pe;
     return true;
   }
@@ -477,8 +464,8 @@ struct WsWalk {
   // The slot of piece j (in K order) of row tile `tile`.
   constexpr int64_t slot_of(int64_t tile, int j) const {
     if (total == 0 || tile < head) return tile * S + j;
-    const int64_t b = streamk_block_of((tile - head) * spt, total, tgrid) + j;
-    return 2 * b + (head + streamk_begin(b, total, tgrid) / spt == tile ? 0 : 1);
+    const int64_t b = streamk_block_of((tile - head) * spt, total, grid) + j;
+    return 2 * b + (head + streamk_begin(b, total, grid) / spt == tile ? 0 : 1);
   }
 };
 

@@ -82,7 +82,6 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   __shared__ uint64_t bars[2 * kWsMaxStages];  // full[0..stages), empty[kWsMaxStages..)
   __shared__ float part[ws_part_floats(MT)];
   __shared__ int last_arrival;
-  __shared__ int64_t slot_off[kWsMaxSumSlots];  // a shared tile's slots (WsWalk::slot_of) x M x BR floats
 
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
@@ -245,7 +244,6 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
         __stcg(mine + idx, dev::sum_partials(part, BRP, MT, WK, idx >> brl, idx & (BR - 1)));
       __threadfence();  // this thread's slot stores are visible device-wide before the count below
       dev::consumer_sync();
-      if (tid < pc.nslots) slot_off[tid] = walk.slot_of(tile, tid) * total;
       if (tid == 0) {
         last_arrival = atomicAdd(p.counters + tile, 1) == pc.nslots - 1;
         // Every block of the tile has counted: nothing else touches this counter in this launch, and the next
@@ -255,19 +253,23 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       dev::consumer_sync();
       if (last_arrival) {
         __threadfence();  // the other blocks' slots, counted before this block's arrival, are read after it
-        // kSumBatch outputs per thread at a time, the loads of all the tile's slots issued before any add: one L2
-        // round trip per batch. Run 177: with one round trip per slot a stream-K tail tile shared by ~11 blocks
-        // (4608 x 3584) took ~9 us more than a whole extra round of tiles. The sum stays in slot order.
-        constexpr int kSumBatch = 2;
-        const int ns = pc.nslots;
-        const int64_t* const off = slot_off;  // filled beside the count above
+        // kSumBatch outputs per thread at a time, their S loads issued before any store: one L2 round trip per
+        // batch instead of per output (at M = 64 a thread sums 16-32 outputs). The sum stays in split order.
+        constexpr int kSumBatch = 8;
         for (int i0 = tid; i0 < total; i0 += kThreads * kSumBatch) {
-          float v[kSumBatch][kWsMaxSumSlots];
+          float v[kSumBatch];
 #pragma unroll
           for (int b = 0; b < kSumBatch; ++b) {
             const int idx = i0 + b * kThreads;
+            v[b] = idx < total ? __ldcg(p.partials + walk.slot_of(tile, 0) * total + idx) : 0.f;
+          }
+          for (int q = 1; q < pc.nslots; ++q) {
+            const float* const slot_q = p.partials + walk.slot_of(tile, q) * total;
 #pragma unroll
-            for (int q = 0; q < kWsMaxSumSlots; ++q) v[b][q] = q < ns && idx < total ? __ldcg(p.partials + off[q] + idx) : 0.f;
+            for (int b = 0; b < kSumBatch; ++b) {
+              const int idx = i0 + b * kThreads;
+              if (idx < total) v[b] += __ldcg(slot_q + idx);
+            }
           }
 #pragma unroll
           for (int b = 0; b < kSumBatch; ++b) {
@@ -275,10 +277,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
             const int mm = idx >> brl, r = idx & (BR - 1);
             const int64_t n = n0 + r;
             if (idx >= total || n >= p.n) continue;
-            float y = v[b][0];
-#pragma unroll
-            for (int q = 1; q < kWsMaxSumSlots; ++q)
-              if (q < ns) y += v[b][q];
+            float y = v[b];
             if (p.bias_kind) y += bias;
             dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + n, y);
           }
