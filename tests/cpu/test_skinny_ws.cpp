@@ -222,16 +222,12 @@ TEST(SkinnyWs, StreamKWalkCoversEveryUnitOnceAndNamesItsSlots) {
         const LaunchShape sh = ws_streamk_shape(n, k, wk, sms);
         const std::string what = std::to_string(n) + "x" + std::to_string(k) + " wk " + std::to_string(wk) + " sms " +
                                  std::to_string(sms);
-        const int64_t tail = sh.row_tiles % sms;
-        ASSERT_EQ(sh.streamk, tail * ((sh.k_steps + wk - 1) / wk)) << what;
-        ASSERT_EQ(sh.blocks, sh.row_tiles >= sms ? sms : std::min<int64_t>(sh.streamk, sms)) << what;
-        if (tail > 0)
-          ASSERT_EQ(ws_workspace_bytes(sh, 16), ws_counter_bytes(sh) + 2 * sh.blocks * 16 * sh.block_rows * 4) << what;
-        else
-          ASSERT_EQ(ws_workspace_bytes(sh, 16), 0) << what;
+        ASSERT_EQ(sh.streamk, sh.row_tiles * ((sh.k_steps + wk - 1) / wk)) << what;
+        ASSERT_EQ(sh.blocks, std::min<int64_t>(sh.streamk, sms)) << what;
+        ASSERT_EQ(ws_workspace_bytes(sh, 16), ws_counter_bytes(sh) + 2 * sh.blocks * 16 * sh.block_rows * 4) << what;
         check_walk(sh, what.c_str());
-        // The tail's partition: every block's share within one stage of the others', and block_of its inverse.
-        for (int64_t b = 0; b < sh.blocks && sh.streamk >= sh.blocks; ++b) {
+        // The partition: every block's share within one stage of the others', and block_of its inverse.
+        for (int64_t b = 0; b < sh.blocks; ++b) {
           const int64_t len = streamk_begin(b + 1, sh.streamk, sh.blocks) - streamk_begin(b, sh.streamk, sh.blocks);
           ASSERT_TRUE(len == sh.streamk / sh.blocks || len == sh.streamk / sh.blocks + 1) << what;
           ASSERT_EQ(streamk_block_of(streamk_begin(b, sh.streamk, sh.blocks), sh.streamk, sh.blocks), b) << what;
@@ -244,13 +240,12 @@ TEST(SkinnyWs, StreamKWalkCoversEveryUnitOnceAndNamesItsSlots) {
       const LaunchShape sh = ws_split_shape(n, k, 2, s, 132);
       check_walk(sh, ("items " + std::to_string(n) + "x" + std::to_string(k) + " S " + std::to_string(s)).c_str());
     }
-  // 4608 x 3584, 32-row tiles: 144 tiles x 14 stages on 132 SMs: one whole round, then the other 12 tiles' 168
-  // stages shared out, one or two per block (the unbalanced last round that stream-K removes).
+  // 4608 x 3584, 32-row tiles: 144 tiles x 14 stages on 132 SMs, 15 or 16 stages per block, so most tiles are shared
+  // by two blocks (the unbalanced last round that stream-K removes).
   const LaunchShape sh = ws_streamk_shape(4608, 3584, 4, 132);
   EXPECT_EQ(sh.row_tiles, 144);
-  EXPECT_EQ(sh.streamk, 12 * 14);
+  EXPECT_EQ(sh.streamk, 144 * 14);
   EXPECT_EQ(sh.blocks, 132);
-  EXPECT_EQ(ws_streamk_shape(4224, 3584, 4, 132).streamk, 0);  // 132 tiles: one whole round, nothing to share
   // Beyond TMA's 2^32: the trivial launch (can_implement refuses the problem first).
   EXPECT_EQ(ws_streamk_shape(int64_t(1) << 40, 4096, 4, 132).blocks, 1);
   EXPECT_EQ(ws_streamk_shape(4096, INT64_MAX, 4, 132).blocks, 1);

@@ -372,12 +372,9 @@ inline LaunchShape ws_auto_shape(int64_t m, int64_t n, int64_t k, int max_wk, in
   return c[pick].sh;
 }
 
-// Stream-K layout of the persistent kernel (Config::stream_k): the row tiles of whole rounds are walked as before,
-// one per block per round; the last, partial round's tiles are a tail whose stages (WK units of K each), tile after
-// tile, form one sequence of `total`, of which block b of `grid` takes [streamk_begin(b), streamk_begin(b + 1)). So
-// every block streams the same bytes to within one stage however the row tiles divide among the SMs. (Run 176: the
-// whole launch as one stream-K sequence lost 3-40% to the plain walk on every decode layer, balanced or not; each
-// block then started and ended on a shared tile.) Run 175
+// Stream-K layout of the persistent kernel (Config::stream_k). The row tiles' stages (WK units of K each), tile after
+// tile, form one sequence of `total`; block b of `grid` takes stages [streamk_begin(b), streamk_begin(b + 1)), so
+// every block streams the same bytes to within one stage however the row tiles divide among the SMs. Run 175
 // (scripts/dev/data/run175, graph replay, fixed WK): 4608 x 3584 ran at 2.9 us per 1000 rows against 2.2 at 4224
 // rows (132 tiles of 32 rows), 7168 x 8192 at 4.5-4.6 against 4.1-4.3 at 8448 and 6336 rows, 3584 x 18944 at 10.3
 // against 9.4 at 4224 rows: the unbalanced last round of row tiles. A tile shared by several blocks gets a partial
@@ -397,10 +394,8 @@ inline LaunchShape ws_streamk_shape(int64_t n, int64_t k, int wk, int sms) {
   if (n < 1 || k < 1 || n > (int64_t(1) << 32) || k > (int64_t(1) << 32))  // beyond TMA; can_implement refuses
     return ws_launch_shape(1, 1, 1, sms);
   LaunchShape sh = ws_launch_shape(n, k, wk, sms);
-  const int64_t tail = sh.row_tiles % sms;  // the last round's tiles (all of them where fewer than the SMs)
-  if (tail == 0) return sh;                 // whole rounds: the plain walk
-  sh.streamk = tail * ((sh.k_steps + wk - 1) / wk);
-  if (sh.row_tiles < sms) sh.blocks = sh.streamk < sms ? sh.streamk : sms;
+  sh.streamk = sh.row_tiles * ((sh.k_steps + wk - 1) / wk);
+  sh.blocks = sh.streamk < sms ? sh.streamk : sms;
   return sh;
 }
 
@@ -418,30 +413,21 @@ struct Piece {
 //  stream-K: the block's range of stages (streamk_begin) cut at row tile edges; its first piece writes slot
 //  2 * block, a later one 2 * block + 1 (only its first and last pieces can be shared, the ones between are whole).
 struct WsWalk {
-  int64_t pos = 0, end = 0;  // items: next item, item count; tail: next stage, end of the block's range
+  int64_t pos = 0, end = 0;  // items: next item, item count; stream-K: next stage, end of the block's range
   int64_t ku = 0, ups = 0, spt = 0, total = 0, grid = 1, block = 0;
-  int64_t head = 0;  // stream-K: the row tiles walked whole (round-robin) before the tail's stages
   int S = 1, wk = 1;
-  bool in_tail = false;
 
-  // streamk: TmaParams::streamk (the stages of the stream-K tail, or 0).
+  // streamk: TmaParams::streamk (the stages of all row tiles, or 0).
   constexpr WsWalk(const Params& p, int64_t streamk, int64_t tiles, int wk_, int64_t block_, int64_t grid_)
       : ku(p.k_steps), ups(p.s > 1 ? p.sps : p.k_steps), spt((p.k_steps + wk_ - 1) / wk_), total(streamk),
         grid(grid_), block(block_), S(p.s), wk(wk_) {
-    head = total > 0 ? tiles - total / spt : 0;
-    pos = block;
-    end = total > 0 ? head : tiles * S;
+    pos = total > 0 ? streamk_begin(block, total, grid) : block;
+    end = total > 0 ? streamk_begin(block + 1, total, grid) : tiles * S;
   }
 
   constexpr bool next(Piece& pc) {
-    if (pos >= end) {
-      if (total == 0 || in_tail) return false;
-      in_tail = true;
-      pos = head * spt + streamk_begin(block, total, grid);
-      end = head * spt + streamk_begin(block + 1, total, grid);
-      if (pos >= end) return false;
-    }
-    if (!in_tail) {
+    if (pos >= end) return false;
+    if (total == 0) {
       pc.tile = pos / S;
       pc.ub = (pos - pc.tile * S) * ups;
       pc.ue = pc.ub + ups < ku ? pc.ub + ups : ku;
@@ -452,20 +438,19 @@ struct WsWalk {
     }
     pc.tile = pos / spt;
     const int64_t s0 = pc.tile * spt, pe = end < s0 + spt ? end : s0 + spt;
-    const int64_t r0 = s0 - head * spt;  // the tile's first stage within the tail
     pc.ub = (pos - s0) * wk;
     pc.ue = (pe - s0) * wk < ku ? (pe - s0) * wk : ku;
-    pc.slot = 2 * block + (pos == head * spt + streamk_begin(block, total, grid) ? 0 : 1);
-    pc.nslots = int(streamk_block_of(r0 + spt - 1, total, grid) - streamk_block_of(r0, total, grid) + 1);
+    pc.slot = 2 * block + (pos == streamk_begin(block, total, grid) ? 0 : 1);
+    pc.nslots = int(streamk_block_of(s0 + spt - 1, total, grid) - streamk_block_of(s0, total, grid) + 1);
     pos = pe;
     return true;
   }
 
   // The slot of piece j (in K order) of row tile `tile`.
   constexpr int64_t slot_of(int64_t tile, int j) const {
-    if (total == 0 || tile < head) return tile * S + j;
-    const int64_t b = streamk_block_of((tile - head) * spt, total, grid) + j;
-    return 2 * b + (head + streamk_begin(b, total, grid) / spt == tile ? 0 : 1);
+    if (total == 0) return tile * S + j;
+    const int64_t b = streamk_block_of(tile * spt, total, grid) + j;
+    return 2 * b + (streamk_begin(b, total, grid) / spt == tile ? 0 : 1);
   }
 };
 
