@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "backends/skinny/skinny_config.h"
 
@@ -68,9 +67,6 @@ TEST(SkinnyWs, GeneratedNames) {
   c.split_k = 0;
   c.in = DType::fp16;
   EXPECT_EQ(c.name(), "skinny_fp16_m16_ws_skauto_i64");
-  c.split_k = 2;
-  c.stream_k = true;
-  EXPECT_EQ(c.name(), "skinny_fp16_m16_ws_sk2_streamk_i64");
 }
 
 // M tile 64 (wgmma): WK <= 2, so its family is auto, sk1 and sk2; M tile 32 (mma.sync, as M tile 16) adds sk4.
@@ -163,92 +159,6 @@ TEST(SkinnyWs, AutoShapeSplitsKOnlyWhereRowTilesAreFew) {
     EXPECT_EQ(sh.s, 1) << n << "x" << k;
     EXPECT_EQ(1 << sh.wk_log2, ws_auto_wk(n, k, 132, 2)) << n << "x" << k;
   }
-}
-
-// Walks every block of a launch as the kernel does (WsWalk) and checks what the kernel relies on: every unit of K of
-// every row tile covered by exactly one piece, pieces in stage order within a block; a shared tile's pieces agree on
-// their count, write distinct slots inside the workspace, and slot_of(tile, j) names the slot piece j (in K order)
-// wrote; a tile covered by one piece is never counted as shared.
-void check_walk(const LaunchShape& sh, const char* what) {
-  Params p;
-  p.k_steps = sh.k_steps;
-  p.s = sh.s;
-  p.sps = sh.sps;
-  const int wk = 1 << sh.wk_log2;
-  std::vector<std::vector<std::pair<int64_t, Piece>>> by_tile(size_t(sh.row_tiles));  // (ub, piece)
-  std::vector<int> slot_uses(size_t(sh.streamk > 0 ? 2 * sh.blocks : sh.row_tiles * sh.s), 0);
-  for (int64_t b = 0; b < sh.blocks; ++b) {
-    WsWalk w(p, sh.streamk, sh.row_tiles, wk, b, sh.blocks);
-    int64_t last_stage = -1;
-    for (Piece pc; w.next(pc);) {
-      ASSERT_GE(pc.tile, 0) << what;
-      ASSERT_LT(pc.tile, sh.row_tiles) << what;
-      ASSERT_LT(pc.ub, pc.ue) << what << " tile " << pc.tile;
-      ASSERT_EQ(pc.ub % wk, 0) << what;  // no stage straddles two pieces
-      const int64_t stage = pc.tile * ((sh.k_steps + wk - 1) / wk) + pc.ub / wk;
-      if (sh.streamk > 0) ASSERT_GT(stage, last_stage) << what << " block " << b;
-      last_stage = stage;
-      by_tile[size_t(pc.tile)].push_back({pc.ub, pc});
-      if (pc.nslots > 1) {
-        ASSERT_GE(pc.slot, 0) << what;
-        ASSERT_LT(pc.slot, int64_t(slot_uses.size())) << what;
-        ++slot_uses[size_t(pc.slot)];
-      }
-    }
-  }
-  for (int64_t t = 0; t < sh.row_tiles; ++t) {
-    auto& v = by_tile[size_t(t)];
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    ASSERT_FALSE(v.empty()) << what << " tile " << t;
-    int64_t u = 0;
-    for (size_t j = 0; j < v.size(); ++j) {
-      const Piece& pc = v[j].second;
-      ASSERT_EQ(pc.ub, u) << what << " tile " << t << ": gap or overlap in K";
-      u = pc.ue;
-      ASSERT_EQ(pc.nslots, int(v.size())) << what << " tile " << t;
-      if (pc.nslots > 1) ASSERT_EQ(WsWalk(p, sh.streamk, sh.row_tiles, wk, 0, sh.blocks).slot_of(t, int(j)), pc.slot) << what << " tile " << t;
-    }
-    ASSERT_EQ(u, sh.k_steps) << what << " tile " << t << ": K not covered";
-  }
-  for (int n : slot_uses) ASSERT_LE(n, 1) << what << ": a slot written twice";
-}
-
-TEST(SkinnyWs, StreamKWalkCoversEveryUnitOnceAndNamesItsSlots) {
-  const int64_t layers[][2] = {{4608, 3584}, {7168, 8192}, {3584, 18944}, {1280, 8192}, {28672, 4096}, {4224, 3584},
-                               {1031, 1048}, {1024, 24 + 64}, {3, 8},     {16, 64 * 7}, {100000, 64}, {520, 1288}};
-  for (auto [n, k] : layers)
-    for (int wk : {1, 2, 4, 8})
-      for (int sms : {132, 7, 1}) {
-        const LaunchShape sh = ws_streamk_shape(n, k, wk, sms);
-        const std::string what = std::to_string(n) + "x" + std::to_string(k) + " wk " + std::to_string(wk) + " sms " +
-                                 std::to_string(sms);
-        ASSERT_EQ(sh.streamk, sh.row_tiles * ((sh.k_steps + wk - 1) / wk)) << what;
-        ASSERT_EQ(sh.blocks, std::min<int64_t>(sh.streamk, sms)) << what;
-        ASSERT_EQ(ws_workspace_bytes(sh, 16), ws_counter_bytes(sh) + 2 * sh.blocks * 16 * sh.block_rows * 4) << what;
-        check_walk(sh, what.c_str());
-        // The partition: every block's share within one stage of the others', and block_of its inverse.
-        for (int64_t b = 0; b < sh.blocks; ++b) {
-          const int64_t len = streamk_begin(b + 1, sh.streamk, sh.blocks) - streamk_begin(b, sh.streamk, sh.blocks);
-          ASSERT_TRUE(len == sh.streamk / sh.blocks || len == sh.streamk / sh.blocks + 1) << what;
-          ASSERT_EQ(streamk_block_of(streamk_begin(b, sh.streamk, sh.blocks), sh.streamk, sh.blocks), b) << what;
-          ASSERT_EQ(streamk_block_of(streamk_begin(b + 1, sh.streamk, sh.blocks) - 1, sh.streamk, sh.blocks), b) << what;
-        }
-      }
-  // The round-robin items walk the same way (the split across blocks, and S = 1).
-  for (auto [n, k] : {std::pair<int64_t, int64_t>{3584, 18944}, {1280, 8192}, {28672, 4096}})
-    for (int s : {1, 2, 5}) {
-      const LaunchShape sh = ws_split_shape(n, k, 2, s, 132);
-      check_walk(sh, ("items " + std::to_string(n) + "x" + std::to_string(k) + " S " + std::to_string(s)).c_str());
-    }
-  // 4608 x 3584, 32-row tiles: 144 tiles x 14 stages on 132 SMs, 15 or 16 stages per block, so most tiles are shared
-  // by two blocks (the unbalanced last round that stream-K removes).
-  const LaunchShape sh = ws_streamk_shape(4608, 3584, 4, 132);
-  EXPECT_EQ(sh.row_tiles, 144);
-  EXPECT_EQ(sh.streamk, 144 * 14);
-  EXPECT_EQ(sh.blocks, 132);
-  // Beyond TMA's 2^32: the trivial launch (can_implement refuses the problem first).
-  EXPECT_EQ(ws_streamk_shape(int64_t(1) << 40, 4096, 4, 132).blocks, 1);
-  EXPECT_EQ(ws_streamk_shape(4096, INT64_MAX, 4, 132).blocks, 1);
 }
 
 TEST(SkinnyWs, AutoShapeIsSafeForHostileSizes) {

@@ -199,9 +199,6 @@ TEST(Kernels, SplitCountersLeftZero) {
       {"skinny_bf16_m32_ws_skauto_i64", {32, 1032, 8216, DType::bf16, DType::bf16, 1, 0, 0, 0}},
       {"skinny_bf16_m64_ws_skauto_i64", {61, 1032, 8216, DType::bf16, DType::fp32, 2, 0, 0, 0}},
       {"skinny_fp16_m16_ws_skauto_i64", {16, 1280, 8192, DType::fp16, DType::fp16, 0, 0, 0, 0}},
-      // Stream-K: 33 row tiles of 32 rows x 5 stages on 132 SMs, tiles shared by two blocks (tile-by-tile counters).
-      {"skinny_bf16_m16_ws_sk4_streamk_i64", {13, 1032, 1048, DType::bf16, DType::fp32, 2, 0, 0, 0}},
-      {"skinny_fp16_m32_ws_sk2_streamk_i64", {32, 1032, 8216, DType::fp16, DType::bf16, 1, 0, 0, 0}},
       {"sm90_bf16_64x256x64_s5_c1x1_pp_skauto_i64", {256, 1280, 4096, DType::bf16, DType::bf16, 1, 0, 0, 0}},
   };
   constexpr int64_t kCounters = 65536;
@@ -243,7 +240,7 @@ TEST(Kernels, SplitCountersLeftZero) {
     ++split_runs;
   }
   cudaFree(counters);
-  ASSERT_GE(split_runs, 4) << "the skinny M tile 32 / 64 auto kernels split K at N = 1032, K = 8216, and stream-K always";
+  ASSERT_GE(split_runs, 2) << "the skinny M tile 32 / 64 auto kernels split K at N = 1032, K = 8216";
   std::printf("split counters: %d kernels checked with and without zeroed counters\n", split_runs);
 }
 

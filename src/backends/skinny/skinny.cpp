@@ -41,8 +41,6 @@ constexpr int kTmaFixedSplits[] = {1, 4, 8};
 // auto, sk1 and sk2, and M tile 32 (WK <= 4) auto and sk1..sk4: twelve kernels per dtype for the tuner to time.
 constexpr int kWsMTiles[] = {16, 32, 64};
 constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
-// Its stream-K twins (skinny_config.h, ws_streamk_shape), for the tuner: M tiles 16 and 32, every WK they take.
-constexpr int kWsStreamKMTiles[] = {16, 32};
 
 // TGEMM_SKINNY_WS3=0: the persistent kernel fetches every stage unit by unit with 2D copies (A/B timing).
 bool ws3_enabled() {
@@ -111,7 +109,7 @@ class SkinnyKernel final : public Kernel {
   bool deterministic() const override { return true; }
   // The persistent "auto" kernel's split across blocks: counters and fp32 partial tiles (ws_workspace_bytes).
   size_t workspace_bytes(const Problem& p) const override {
-    if (!cfg_.ws || (cfg_.split_k > 0 && !cfg_.stream_k) || p.m < 1 || p.m > cfg_.max_m || p.n < 1 || p.k < 1) return 0;
+    if (!cfg_.ws || cfg_.split_k > 0 || p.m < 1 || p.m > cfg_.max_m || p.n < 1 || p.k < 1) return 0;
     return size_t(ws_workspace_bytes(shape(p, current_sm_count()), p.m));
   }
 
@@ -119,7 +117,6 @@ class SkinnyKernel final : public Kernel {
   LaunchShape shape(const Problem& p, int sms) const {
     int split = cfg_.split_k;
     if (cfg_.ws) {
-      if (cfg_.stream_k) return ws_streamk_shape(p.n, p.k, split, sms);
       if (split > 0) return ws_launch_shape(p.n, p.k, split, sms);
       // M tile 16 never splits across blocks: device call ws-3 (graph replay, forced split on / off) measured it
       // slower wherever the model chose a split (1280x8192 M=1 12.6 against 9.7 us, M=16 16.4 against 10.5;
@@ -177,13 +174,11 @@ class SkinnyKernel final : public Kernel {
       const int xm = ws_wide(cfg_.max_m) ? cfg_.max_m : int(p.m);
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
-      tp.streamk = sh.streamk;
-      if (sh.s > 1 || sh.streamk > 0) {
+      if (sh.s > 1) {
         const int64_t need = ws_workspace_bytes(sh, p.m);
         if (workspace == nullptr || int64_t(workspace_bytes) < need)
-          return Status(StatusCode::invalid_argument,
-                        name_ + ": the split across " + (sh.streamk > 0 ? std::string("blocks (stream-K)") : std::to_string(sh.s) + " blocks") +
-                            " needs a workspace of " + std::to_string(need) + " bytes");
+          return Status(StatusCode::invalid_argument, name_ + ": the split across " + std::to_string(sh.s) +
+                                                          " blocks needs a workspace of " + std::to_string(need) + " bytes");
         tp.p.partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + ws_counter_bytes(sh));
         uint32_t* counters = nullptr;
         if (cudaError_t e = split_counters(a.counters, workspace, sh.row_tiles, stream, &counters); e != cudaSuccess)
@@ -326,15 +321,6 @@ void add_skinny_kernels(BackendKernels& out) {
       for (int i = 0; i < 3; ++i) {
         c.max_m = skinny::kWsMTiles[i];
         defs->ws_auto[d][i] = add_family(c, fn_of(c), skinny::kWsFixedSplits);
-      }
-      c.stream_k = true;
-      for (int mt : skinny::kWsStreamKMTiles) {
-        c.max_m = mt;
-        for (int wk : skinny::kWsFixedSplits) {
-          if (wk > c.max_wk()) continue;
-          c.split_k = wk;
-          out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn_of(c)));
-        }
       }
     }
     Config c = base;

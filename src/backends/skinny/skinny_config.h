@@ -124,7 +124,6 @@ struct Config {
   bool vec = true;         // 16-byte loads (aligned, ld % 8 == 0); false = element loads, any alignment
   bool tma = false;        // W and X through the bulk-copy ring (skinny_tma_kernel.cuh); implies vec
   bool ws = false;         // persistent variant (skinny_ws_kernel.cuh); implies tma; split_k = WK (1..8)
-  bool stream_k = false;   // ws with a fixed WK only: stream-K layout (ws_streamk_shape), "_sk<WK>_streamk"
 
   // The TMA ring's bytes in flight per block (~4 stages of 16 KB of W) expressed as the register ring's depth
   // (8 warps x 1 KB per step) for the time model.
@@ -141,7 +140,6 @@ struct Config {
     if (ws) s += "_ws";
     else if (tma) s += "_tma";
     s += split_k > 0 ? "_sk" + std::to_string(split_k) : std::string("_skauto");
-    if (stream_k) s += "_streamk";
     if (!vec) s += "_scalar";
     s += "_i64";
     return s;
@@ -201,7 +199,6 @@ struct LaunchShape {
   int64_t sps = 0;        // K steps per slice: slice i covers [i * sps, min((i + 1) * sps, k_steps))
   int64_t row_tiles = 0;  // ceil(N / block_rows)
   int64_t blocks = 0;     // row_tiles * s
-  int64_t streamk = 0;    // persistent kernel, stream-K: stages (WK units) of all row tiles; 0 = not stream-K
 };
 
 inline int ilog2(int v) {
@@ -372,92 +369,9 @@ inline LaunchShape ws_auto_shape(int64_t m, int64_t n, int64_t k, int max_wk, in
   return c[pick].sh;
 }
 
-// Stream-K layout of the persistent kernel (Config::stream_k). The row tiles' stages (WK units of K each), tile after
-// tile, form one sequence of `total`; block b of `grid` takes stages [streamk_begin(b), streamk_begin(b + 1)), so
-// every block streams the same bytes to within one stage however the row tiles divide among the SMs. Run 175
-// (scripts/dev/data/run175, graph replay, fixed WK): 4608 x 3584 ran at 2.9 us per 1000 rows against 2.2 at 4224
-// rows (132 tiles of 32 rows), 7168 x 8192 at 4.5-4.6 against 4.1-4.3 at 8448 and 6336 rows, 3584 x 18944 at 10.3
-// against 9.4 at 4224 rows: the unbalanced last round of row tiles. A tile shared by several blocks gets a partial
-// tile from each (fp32, L2), summed in block order (= K order) by the last to arrive, as in the split above; a
-// block shares at most its first and its last tile, so it writes at most two. The first r = total % grid blocks take
-// q + 1 stages, the others q = total / grid: no product of two sizes, so no overflow.
-constexpr int64_t streamk_begin(int64_t b, int64_t total, int64_t grid) {
-  const int64_t q = total / grid, r = total % grid;
-  return b * q + (b < r ? b : r);
-}
-// The block whose range holds stage s (grid <= total, so q >= 1).
-constexpr int64_t streamk_block_of(int64_t s, int64_t total, int64_t grid) {
-  const int64_t q = total / grid, r = total % grid;
-  return s < r * (q + 1) ? s / (q + 1) : r + (s - r * (q + 1)) / q;
-}
-inline LaunchShape ws_streamk_shape(int64_t n, int64_t k, int wk, int sms) {
-  if (n < 1 || k < 1 || n > (int64_t(1) << 32) || k > (int64_t(1) << 32))  // beyond TMA; can_implement refuses
-    return ws_launch_shape(1, 1, 1, sms);
-  LaunchShape sh = ws_launch_shape(n, k, wk, sms);
-  sh.streamk = sh.row_tiles * ((sh.k_steps + wk - 1) / wk);
-  sh.blocks = sh.streamk < sms ? sh.streamk : sms;
-  return sh;
-}
-
-// A piece of one block's work in the persistent kernel: units [ub, ue) of K of one row tile. nslots > 1: the tile's
-// K is shared by that many pieces (of this and other blocks); each sums into an fp32 partial tile, slot `slot` of
-// Params::partials (in M x BR tiles), and the last to arrive at the tile's counter adds them in slot_of order.
-struct Piece {
-  int64_t tile = 0, ub = 0, ue = 0, slot = 0;
-  int nslots = 1;
-};
-
-// The pieces block `block` of `grid` walks, in order; its producer and its consumers walk the same sequence.
-// Host-callable (constexpr) so that a CPU test can walk every block of a launch.
-//  items (streamk == 0): item = block + i * grid is split item % S of row tile item / S, `sps` units each.
-//  stream-K: the block's range of stages (streamk_begin) cut at row tile edges; its first piece writes slot
-//  2 * block, a later one 2 * block + 1 (only its first and last pieces can be shared, the ones between are whole).
-struct WsWalk {
-  int64_t pos = 0, end = 0;  // items: next item, item count; stream-K: next stage, end of the block's range
-  int64_t ku = 0, ups = 0, spt = 0, total = 0, grid = 1, block = 0;
-  int S = 1, wk = 1;
-
-  // streamk: TmaParams::streamk (the stages of all row tiles, or 0).
-  constexpr WsWalk(const Params& p, int64_t streamk, int64_t tiles, int wk_, int64_t block_, int64_t grid_)
-      : ku(p.k_steps), ups(p.s > 1 ? p.sps : p.k_steps), spt((p.k_steps + wk_ - 1) / wk_), total(streamk),
-        grid(grid_), block(block_), S(p.s), wk(wk_) {
-    pos = total > 0 ? streamk_begin(block, total, grid) : block;
-    end = total > 0 ? streamk_begin(block + 1, total, grid) : tiles * S;
-  }
-
-  constexpr bool next(Piece& pc) {
-    if (pos >= end) return false;
-    if (total == 0) {
-      pc.tile = pos / S;
-      pc.ub = (pos - pc.tile * S) * ups;
-      pc.ue = pc.ub + ups < ku ? pc.ub + ups : ku;
-      pc.slot = pos;
-      pc.nslots = S;
-      pos += grid;
-      return true;
-    }
-    pc.tile = pos / spt;
-    const int64_t s0 = pc.tile * spt, pe = end < s0 + spt ? end : s0 + spt;
-    pc.ub = (pos - s0) * wk;
-    pc.ue = (pe - s0) * wk < ku ? (pe - s0) * wk : ku;
-    pc.slot = 2 * block + (pos == streamk_begin(block, total, grid) ? 0 : 1);
-    pc.nslots = int(streamk_block_of(s0 + spt - 1, total, grid) - streamk_block_of(s0, total, grid) + 1);
-    pos = pe;
-    return true;
-  }
-
-  // The slot of piece j (in K order) of row tile `tile`.
-  constexpr int64_t slot_of(int64_t tile, int j) const {
-    if (total == 0) return tile * S + j;
-    const int64_t b = streamk_block_of(tile * spt, total, grid) + j;
-    return 2 * b + (streamk_begin(b, total, grid) / spt == tile ? 0 : 1);
-  }
-};
-
 // Workspace of a ws launch: the per-tile counters (rounded to 256 bytes), then the partial tiles.
 inline int64_t ws_counter_bytes(const LaunchShape& sh) { return (sh.row_tiles * 4 + 255) / 256 * 256; }
 inline int64_t ws_workspace_bytes(const LaunchShape& sh, int64_t m) {
-  if (sh.streamk > 0) return ws_counter_bytes(sh) + 2 * sh.blocks * m * sh.block_rows * 4;
   if (sh.s <= 1) return 0;
   return ws_counter_bytes(sh) + sh.row_tiles * sh.s * m * sh.block_rows * 4;
 }

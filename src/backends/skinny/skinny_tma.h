@@ -19,11 +19,6 @@ struct TmaParams {  // 64-byte aligned through its CUtensorMap members
   int use3 = 0;
   int kfull = 0;        // full 64-element units of K
   int prefetch_units = 0;  // skinny_ws_kernel only: W units (64 x BR) prefetched into L2 before the PDL wait
-  // skinny_ws_kernel, stream-K layout (skinny_config.h, ws_streamk_shape): the stages of all row tiles; 0 = items
-  // walked round-robin. Partial tiles [block][2][m][BR] in Params::partials (a block's first and last tile), the
-  // counters per row tile. Not in Params: the register-ring kernel takes that by value, and 8 more bytes gave it a
-  // stack frame (CI's sass_sm90).
-  int64_t streamk = 0;
   CUtensorMap w3;
   CUtensorMap x3;
 };

@@ -34,11 +34,6 @@
 // it); the block that counts S sums the S slots in split order, adds bias and stores, so the bits do not depend on
 // which block arrives last.
 //
-// Stream-K (tp.streamk > 0, the "_streamk" kernels; skinny_config.h, ws_streamk_shape): each block takes one
-// contiguous range of the row tiles' stages instead of whole tiles round-robin, so the SMs stream equal shares when
-// the row tiles do not divide evenly among them. A tile shared by several blocks goes through the slots and the
-// counter above, with as many pieces as blocks share it (WsWalk).
-//
 // M tile 32 takes the ldmatrix + mma.sync path of M tile 16 with four 8-row X blocks, and WK up to 4. Session 8's
 // A/B (docs/benchmarks.md, run 69; graph replay, M = 24 / 32, 12 decode layers) against the wgmma path below, which
 // served M tile 32 until then with WK <= 2: WK = 4 (32-row tiles, 128 of them at N = 4096) took 4096x4096 from 14.6
@@ -67,10 +62,9 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
 
 // Barrier over the 8 consumer warps only (the producer warp never arrives at it).
 __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
-
 }  // namespace dev
 
-// Grid: min(work items or stages, SMs) blocks of kTmaThreads threads, one per SM (dynamic shared memory
+// Grid: min(work items, SMs) blocks of kTmaThreads threads, one per SM (dynamic shared memory
 // stages * ws_stage_bytes(WK, M) + 1024 and the static partial tile).
 template <class T, int MT>
 __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
@@ -97,6 +91,10 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const int m = p.m;
   const int ST = tp.stages;
   const int64_t tiles = (p.n + BR - 1) / BR;
+  const int64_t ku = p.k_steps;                 // 64-element units of K
+  const int S = p.s;                            // blocks along K per tile
+  const int64_t ups = S > 1 ? p.sps : ku;       // units per split, a multiple of WK when S > 1
+  const int64_t items = tiles * S;
   const uint32_t wbytes = uint32_t(BR) * 128;
   const uint32_t xbytes = uint32_t(m) * 128;    // what the X box brings
   const uint32_t xslot = kWide ? uint32_t(MT) * 128 : uint32_t((m + 7) / 8) * 1024;
@@ -108,13 +106,10 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   if (producer && lane == 0) {
     dev::init_ring(full0, empty0, ST, tp);
     // Before the PDL wait only L2 prefetches of W (see skinny_tma_kernel.cuh): the first tp.prefetch_units units of
-    // this block's first piece (skinny_config.h, kWsPrefetchBytes: one stage, not the whole ring).
-    WsWalk walk(p, tp.streamk, tiles, WK, blockIdx.x, gridDim.x);
-    Piece pc;
-    if (walk.next(pc)) {
-      const int64_t pre = min(int64_t(tp.prefetch_units), pc.ue - pc.ub);
-      for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int((pc.ub + u) * kTmaUnitK), int(pc.tile * BR));
-    }
+    // this block's first item (skinny_config.h, kWsPrefetchBytes: one stage, not the whole ring).
+    const int64_t t0 = blockIdx.x / S, ub0 = (blockIdx.x - t0 * S) * ups;
+    const int64_t pre = min(int64_t(tp.prefetch_units), min(ups, ku - ub0));
+    for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int((ub0 + u) * kTmaUnitK), int(t0 * BR));
   }
   pdl::launch_dependents();
   pdl::wait();
@@ -125,11 +120,11 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       int slot = 0;
       uint32_t phase = 0;
       int64_t it = 0;
-      WsWalk walk(p, tp.streamk, tiles, WK, blockIdx.x, gridDim.x);
-      for (Piece pc; walk.next(pc);) {
-        const int row0 = int(pc.tile * BR);
-        const int64_t ue = pc.ue;
-        for (int64_t u0 = pc.ub; u0 < ue; u0 += WK, ++it) {
+      for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+        const int64_t tile = item / S;
+        const int row0 = int(tile * BR);
+        const int64_t ub = (item - tile * S) * ups, ue = min(ub + ups, ku);
+        for (int64_t u0 = ub; u0 < ue; u0 += WK, ++it) {
           if (it >= ST) ptx::mbar_wait(empty0 + 8 * slot, phase ^ 1u);
           const uint32_t full = full0 + 8 * slot;
           const int units = int(min(int64_t(WK), ue - u0));
@@ -170,9 +165,9 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const uint32_t rx = uint32_t(wk * m + (lane & 7));  // packed X row of this lane in a 3D-fetched stage
   int slot = 0;
   uint32_t phase = 0;
-  WsWalk walk(p, tp.streamk, tiles, WK, blockIdx.x, gridDim.x);
-  for (Piece pc; walk.next(pc);) {
-    const int64_t tile = pc.tile, ue = pc.ue;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t tile = item / S;
+    const int64_t ub = (item - tile * S) * ups, ue = min(ub + ups, ku);
     float acc[NB][4];
 #pragma unroll
     for (int nb = 0; nb < NB; ++nb) acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.f;
@@ -181,7 +176,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     // every tile on a DRAM round trip (run 78: 0.3-0.8 us per launch with bias, e.g. 1x6144x4096 16.7 -> 16.0).
     const int64_t n_bias = tile * BR + (tid & (BR - 1));
     const float bias = p.bias_kind && n_bias < p.n ? dev::load_bias<T>(p.bias, p.bias_kind, n_bias) : 0.f;
-    for (int64_t u0 = pc.ub; u0 < ue; u0 += WK) {
+    for (int64_t u0 = ub; u0 < ue; u0 += WK) {
       const bool live = u0 + wk < ue;  // warp-uniform (warpgroup-uniform when kWide)
       if constexpr (kWide) {
         ptx::mbar_wait(full0 + 8 * slot, phase);
@@ -228,7 +223,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     dev::write_partials<NB>(part, acc, BRP, wk, wn * kWarpRows + g, t, m);
     dev::consumer_sync();
     const int total = m * BR;
-    if (pc.nslots == 1) {
+    if (S == 1) {
       for (int idx = tid; idx < total; idx += kThreads) {
         const int mm = idx >> brl, r = idx & (BR - 1);
         const int64_t n = n0 + r;
@@ -238,14 +233,15 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
         dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + n, v);
       }
     } else {
-      // This piece's slot [m][BR]; stores and loads through L2 (.cg): other SMs read them.
-      float* const mine = p.partials + pc.slot * int64_t(total);
+      // This item's slot [m][BR] among the tile's S slots; stores and loads through L2 (.cg): other SMs read them.
+      float* const slots = p.partials + tile * S * int64_t(total);
+      float* const mine = slots + (item - tile * S) * int64_t(total);
       for (int idx = tid; idx < total; idx += kThreads)
         __stcg(mine + idx, dev::sum_partials(part, BRP, MT, WK, idx >> brl, idx & (BR - 1)));
       __threadfence();  // this thread's slot stores are visible device-wide before the count below
       dev::consumer_sync();
       if (tid == 0) {
-        last_arrival = atomicAdd(p.counters + tile, 1) == pc.nslots - 1;
+        last_arrival = atomicAdd(p.counters + tile, 1) == S - 1;
         // Every block of the tile has counted: nothing else touches this counter in this launch, and the next
         // launch finds it zero (the stream's zeroed counters need no memset; skinny.cpp).
         if (last_arrival) p.counters[tile] = 0;
@@ -261,16 +257,14 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
 #pragma unroll
           for (int b = 0; b < kSumBatch; ++b) {
             const int idx = i0 + b * kThreads;
-            v[b] = idx < total ? __ldcg(p.partials + walk.slot_of(tile, 0) * total + idx) : 0.f;
+            v[b] = idx < total ? __ldcg(slots + idx) : 0.f;
           }
-          for (int q = 1; q < pc.nslots; ++q) {
-            const float* const slot_q = p.partials + walk.slot_of(tile, q) * total;
+          for (int q = 1; q < S; ++q)
 #pragma unroll
             for (int b = 0; b < kSumBatch; ++b) {
               const int idx = i0 + b * kThreads;
-              if (idx < total) v[b] += __ldcg(slot_q + idx);
+              if (idx < total) v[b] += __ldcg(slots + int64_t(q) * total + idx);
             }
-          }
 #pragma unroll
           for (int b = 0; b < kSumBatch; ++b) {
             const int idx = i0 + b * kThreads;
