@@ -68,9 +68,11 @@ for step in $STEPS; do
     # TOP_FROM=profile.csv: the top-3 re-check against that profile (issue 5) where no tune ran in this call.
     tabled) export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"; [ -f "$TGEMM_CONFIG" ] || TGEMM_CONFIG="$PWD/configs/sm90_132_bf16.csv"
           TP=${TOP_FROM:-$OUT/tune_profile.csv}; TOP=""; [ -f "$TP" ] && TOP="--top-from $TP"
-          ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_seed_tuned.log" 2>&1; rc=$?
-          ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings --csv "$OUT/bench_models_tuned.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_models_tuned.log" 2>&1; rc=$((rc|$?))
-          unset TGEMM_CONFIG; tail -4 "$OUT/bench_seed_tuned.log"; tail -4 "$OUT/bench_models_tuned.log"; grep -c "more than 3% off" "$OUT/bench_models_tuned.log" ;;
+          # A second "tabled" in STEPS (two benches in one call) writes *_tuned_r2.*.
+          r=""; [ -f "$OUT/bench_seed_tuned.csv" ] && r=_r2
+          ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned$r.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_seed_tuned$r.log" 2>&1; rc=$?
+          ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings --csv "$OUT/bench_models_tuned$r.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_models_tuned$r.log" 2>&1; rc=$((rc|$?))
+          unset TGEMM_CONFIG; tail -4 "$OUT/bench_seed_tuned$r.log"; tail -4 "$OUT/bench_models_tuned$r.log"; grep -c "more than 3% off" "$OUT/bench_models_tuned$r.log" ;;
     # The table tuned in this run (else the shipped one) benched 2-way VERIFY_RUNS times (default 3); rows whose pick
     # read below 1.0x in VERIFY_MIN_RUNS (default 2) of them go back to cuBLASLt's default (revert_losers.py), into
     # $OUT/sm90_132_bf16_verified.csv; then one fresh bench of that table (the runs that chose it would flatter it).

@@ -249,29 +249,31 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       dev::consumer_sync();
       if (last_arrival) {
         __threadfence();  // the other blocks' slots, counted before this block's arrival, are read after it
-        // kSumBatch outputs per thread at a time, their S loads issued before any store: one L2 round trip per
-        // batch instead of per output (at M = 64 a thread sums 16-32 outputs). The sum stays in split order.
-        constexpr int kSumBatch = 8;
+        // kSumBatch outputs per thread at a time, the loads of all S slots issued before any add: one L2 round trip
+        // per batch, where one per slot (a batch of 8 outputs, then each further slot) left the sum S round trips
+        // behind the last block's own main loop. Run 178 (graph replay): the m32 auto kernel at 1280 x 8192 (five
+        // splits) 0.95-0.99x -> 1.03-1.04x cuBLASLt at M = 1 and 4 (runs 176-177 against 178, one process each).
+        // The sum stays in split order.
+        constexpr int kSumBatch = 2;
         for (int i0 = tid; i0 < total; i0 += kThreads * kSumBatch) {
-          float v[kSumBatch];
+          float v[kSumBatch][kWsMaxSplits];
 #pragma unroll
           for (int b = 0; b < kSumBatch; ++b) {
             const int idx = i0 + b * kThreads;
-            v[b] = idx < total ? __ldcg(slots + idx) : 0.f;
-          }
-          for (int q = 1; q < S; ++q)
 #pragma unroll
-            for (int b = 0; b < kSumBatch; ++b) {
-              const int idx = i0 + b * kThreads;
-              if (idx < total) v[b] += __ldcg(slots + int64_t(q) * total + idx);
-            }
+            for (int q = 0; q < kWsMaxSplits; ++q)
+              v[b][q] = q < S && idx < total ? __ldcg(slots + int64_t(q) * total + idx) : 0.f;
+          }
 #pragma unroll
           for (int b = 0; b < kSumBatch; ++b) {
             const int idx = i0 + b * kThreads;
             const int mm = idx >> brl, r = idx & (BR - 1);
             const int64_t n = n0 + r;
             if (idx >= total || n >= p.n) continue;
-            float y = v[b];
+            float y = v[b][0];
+#pragma unroll
+            for (int q = 1; q < kWsMaxSplits; ++q)
+              if (q < S) y += v[b][q];
             if (p.bias_kind) y += bias;
             dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + n, y);
           }
