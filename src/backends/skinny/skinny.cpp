@@ -175,6 +175,9 @@ class SkinnyKernel final : public Kernel {
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       if (sh.s > 1) {
+        if (sh.s > kWsMaxSplits)  // the last block's sum holds at most that many slots (skinny_ws_kernel.cuh)
+          return Status(StatusCode::internal, name_ + ": split across " + std::to_string(sh.s) + " blocks, more than " +
+                                                  std::to_string(kWsMaxSplits));
         const int64_t need = ws_workspace_bytes(sh, p.m);
         if (workspace == nullptr || int64_t(workspace_bytes) < need)
           return Status(StatusCode::invalid_argument, name_ + ": the split across " + std::to_string(sh.s) +

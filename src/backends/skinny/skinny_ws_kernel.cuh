@@ -249,11 +249,13 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       dev::consumer_sync();
       if (last_arrival) {
         __threadfence();  // the other blocks' slots, counted before this block's arrival, are read after it
-        // kSumBatch outputs per thread at a time, the loads of all S slots issued before any add: one L2 round trip
-        // per batch, where one per slot (a batch of 8 outputs, then each further slot) left the sum S round trips
-        // behind the last block's own main loop. Run 178 (graph replay): the m32 auto kernel at 1280 x 8192 (five
-        // splits) 0.95-0.99x -> 1.03-1.04x cuBLASLt at M = 1 and 4 (runs 176-177 against 178, one process each).
-        // The sum stays in split order.
+        // kSumBatch outputs per thread at a time, the loads of all S slots (S <= kWsMaxSplits, skinny.cpp checks)
+        // issued before any add: one L2 round trip per batch, where one per slot (a batch of 8 outputs, then each
+        // further slot) left the sum S round trips behind the last block's own main loop. Graph replay, 1280 x 8192
+        // (five splits) on the m32 auto kernel at M = 1 and 4: 9.9-10.5 -> 9.2-9.6 us, cuBLASLt 9.7-9.9 (runs 176-177
+        // against 178-179, docs/benchmarks.md session 20). Batches of 4 gave the M tile 32 kernel a stack frame
+        // (CI's sass_sm90). At M tile 64 (16 outputs per thread) this is 8 round trips where S = 2 took 4 before;
+        // no table picks that kernel. The sum stays in split order.
         constexpr int kSumBatch = 2;
         for (int i0 = tid; i0 < total; i0 += kThreads * kSumBatch) {
           float v[kSumBatch][kWsMaxSplits];
