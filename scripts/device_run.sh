@@ -5,6 +5,8 @@
 #   PROBE_SHAPES=s.csv PROBE_KERNELS=a,b STEPS=probe: named kernels timed beside the pick and cuBLASLt (dev A/B)
 #   STEPS="tune verify": the new table benched 2-way VERIFY_RUNS times, its losing rows handed back to cuBLASLt's
 #   default (scripts/revert_losers.py), and the result benched once more (KEEP=sm90_132_bf16_verified.csv)
+#   TOP_FROM=profile.csv STEPS="promote verify": rows switched to a candidate that beat the pick in the top-3
+#   re-check (scripts/promote_winners.py), then verified as above
 # Needs .deps/googletest (copied from /usr/src/googletest here) carried along: that machine has no GoogleTest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -92,6 +94,25 @@ for step in $STEPS; do
               --csv "$OUT/verified_${suite}.csv" > "$OUT/verified_${suite}.log" 2>&1; rc=$((rc|$?))
             tail -2 "$OUT/verified_${suite}.log" | head -1
           done ;;
+    # Issue 5's top-3 re-check PROMOTE_RUNS times (default 2) on the table tuned in this call (else the shipped one),
+    # against $OUT/tune_profile.csv or TOP_FROM; rows where a candidate beat the pick by > 3% in PROMOTE_MIN_RUNS
+    # (default 2) of them switch to it (promote_winners.py). The result replaces $OUT/sm90_132_bf16.csv (the input is
+    # kept as sm90_132_bf16_before_promote.csv), so a "verify" step after it benches it 2-way and reverts its losers.
+    promote) T="$OUT/sm90_132_bf16.csv"; [ -f "$T" ] || cp configs/sm90_132_bf16.csv "$T"
+          TP=${TOP_FROM:-$OUT/tune_profile.csv}
+          if [ ! -f "$TP" ]; then echo "promote: no profile ($TP): run tune first or set TOP_FROM"; rc=2; else
+            PRUNS=""
+            for r in $(seq 1 ${PROMOTE_RUNS:-2}); do
+              for suite in seed models; do
+                TGEMM_CONFIG="$T" ./build-dev/tgemm bench -i shapes/$suite.csv --no-ceilings --top-from "$TP" \
+                  --csv "$OUT/top_${suite}_r$r.csv" > "$OUT/top_${suite}_r$r.log" 2>&1; rc=$((rc|$?)); PRUNS="$PRUNS $OUT/top_${suite}_r$r.csv"
+              done
+              grep -h "table pick within 3%" "$OUT"/top_*_r$r.log
+            done
+            cp "$T" "$OUT/sm90_132_bf16_before_promote.csv"
+            python3 scripts/promote_winners.py "$OUT/sm90_132_bf16_before_promote.csv" $PRUNS --min-runs ${PROMOTE_MIN_RUNS:-2} \
+              > "$T" 2> "$OUT/promote_winners.log"; rc=$((rc|$?)); cat "$OUT/promote_winners.log"
+          fi ;;
     # Decode shapes in both timing modes with the table tuned in this run (if any), and the issue-4 report.
     decode) [ -f "$OUT/sm90_132_bf16.csv" ] && export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"
           for m in graph plain; do

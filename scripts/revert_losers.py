@@ -9,14 +9,13 @@ run times each shape's pair briefly. Where two algorithms of cuBLASLt trade plac
 session 19: `cublaslt_h5` 4% ahead of the default in the tune, 4-5% behind in two of three benches), only runs of the
 bench itself tell. A run counts for a row only if it ran the row's own kernel. The reverted rows keep their shape
 and take `cublaslt` with the runs' median cuBLASLt time; the list goes to stderr. A fresh bench run must measure the
-result: the runs that chose the rows would flatter it.
+result: the runs that chose the rows would flatter it. The other direction is promote_winners.py.
 """
 import argparse
-import csv
 import statistics
 import sys
 
-KEY = ("M", "N", "K", "bias", "dtype", "outdtype")
+from table_rows import bench_blocks, key, read_table, set_pick, write_table
 
 
 def main():
@@ -27,29 +26,21 @@ def main():
     a = ap.parse_args()
     seen = {}  # shape -> [(kernel, x_cublaslt, cublaslt_us)]
     for path in a.bench:
-        with open(path, newline="") as f:
-            for r in csv.DictReader(f):
+        for block in bench_blocks(path):
+            for r in block:
                 if r["what"] == "tgemm mm":
-                    seen.setdefault(tuple(r[c] for c in KEY), []).append(
-                        (r["kernel"], float(r["x_cublaslt"]), float(r["cublaslt_us"])))
-    with open(a.table, newline="") as f:
-        rd = csv.DictReader(f)
-        fields, rows = rd.fieldnames, list(rd)
-    out = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
-    out.writeheader()
+                    seen.setdefault(key(r), []).append((r["kernel"], float(r["x_cublaslt"]), float(r["cublaslt_us"])))
+    fields, rows = read_table(a.table)
     reverted = 0
     for r in rows:
-        runs = [(x, lt) for k, x, lt in seen.get(tuple(r[c] for c in KEY), []) if k == r["kernelName"]]
+        runs = [(x, lt) for k, x, lt in seen.get(key(r), []) if k == r["kernelName"]]
         if r["kernelName"] != "cublaslt" and sum(x < 1.0 for x, _ in runs) >= a.min_runs:
-            us = statistics.median(lt for _, lt in runs)
-            scale = float(r["us"]) / us  # tflops and bw are inversely proportional to the time
             print("revert_losers: %s x %s x %s%s: %s read %s -> cublaslt" % (
                 r["M"], r["N"], r["K"], " bias" if r["bias"] == "True" else "", r["kernelName"],
                 " / ".join("%.3f" % x for x, _ in runs)), file=sys.stderr)
-            r.update({"libtype": "cublaslt", "solidx": "0", "kernelName": "cublaslt", "us": "%.4f" % us,
-                      "tflops": "%.2f" % (float(r["tflops"]) * scale), "bw": "%.2f" % (float(r["bw"]) * scale)})
+            set_pick(r, "cublaslt", statistics.median(lt for _, lt in runs))
             reverted += 1
-        out.writerow(r)
+    write_table(fields, rows, sys.stdout)
     print("revert_losers: %d of %d rows reverted to cuBLASLt's default" % (reverted, len(rows)), file=sys.stderr)
 
 

@@ -438,3 +438,50 @@ def test_revert_losers_only_rows_whose_own_kernel_lost_often_enough(tmp_path):
     assert float(rows[0]["tflops"]) == pytest.approx(12.5) and float(rows[0]["bw"]) == pytest.approx(25.0)
     assert rows[1]["solidx"] == "5" and rows[1]["us"] == "100.0000"
     assert "1 of 4 rows reverted" in r.stderr
+
+
+def test_promote_winners_switches_rows_whose_candidate_won_often_enough(tmp_path):
+    """promote_winners.py: a row takes the candidate timed beside its pick (`tgemm bench --top-from`) that read more
+    than --min-gain-pct faster in --min-runs runs (only runs whose pick was the row's own kernel count); of several,
+    the best geometric mean gain, with the median of its times; libtype and solidx follow the kernel's name."""
+    th = ("gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,"
+          "tflops,bw\n")
+    tail = "torch.bfloat16,torch.bfloat16,False,False"
+    (tmp_path / "t.csv").write_text(th + "".join(
+        "sm90,132,%d,4096,4096,False,%s,cublaslt,0,1,100.0000,%s,0.0000,10.00,20.00\n" % (m, tail, k)
+        for m, k in ((1, "cublaslt"), (2, "cublaslt"), (3, "sm90_a"), (4, "cublaslt"))))
+
+    def block(m, pick, pick_us, cands, lt=100.0):
+        """cuBLASLt's reference row, the pick, then (kernel, us) candidates, x cuBLASLt = lt / us."""
+        rows = bench_rows(m, 4096, 4096, pick_us, lt, pick)
+        for kern, us in cands:
+            rows += bench_rows(m, 4096, 4096, us, lt, kern)[1:]
+            rows[-1]["what"] = kern
+        return rows
+
+    r1 = (block(1, "cublaslt", 100, [("cublaslt_h3", 95), ("skinny_x", 99)]) +
+          block(2, "cublaslt", 100, [("cublaslt_h2", 95)]) +
+          block(3, "sm90_a", 100, [("sm90_b", 96), ("skinny_c", 90)]) +
+          block(4, "other", 100, [("cublaslt_h1", 80)]))
+    r2 = (block(1, "cublaslt", 100, [("cublaslt_h3", 96), ("skinny_x", 90)]) +
+          block(2, "cublaslt", 100, [("cublaslt_h2", 99.5)]) +
+          block(3, "sm90_a", 100, [("sm90_b", 96), ("skinny_c", 92)]) +
+          block(4, "other", 100, [("cublaslt_h1", 80)]))
+    write_csv(tmp_path / "b1.csv", BENCH_COLS, r1)
+    write_csv(tmp_path / "b2.csv", BENCH_COLS, r2)
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "promote_winners.py"), str(tmp_path / "t.csv"),
+                        str(tmp_path / "b1.csv"), str(tmp_path / "b2.csv")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(r.stdout.splitlines()))
+    # M=1: h3 faster by 5.3% and 4.2% in both runs; skinny_x only in one (1% and 11%): h3.
+    assert rows[0]["kernelName"] == "cublaslt_h3" and rows[0]["libtype"] == "cublaslt" and rows[0]["solidx"] == "3"
+    assert rows[0]["us"] == "95.5000" and float(rows[0]["tflops"]) == pytest.approx(10 * 100 / 95.5, abs=0.005)
+    assert rows[1]["kernelName"] == "cublaslt"      # M=2: one run of two
+    assert rows[2]["kernelName"] == "skinny_c" and rows[2]["libtype"] == "skinny" and rows[2]["solidx"] == "0"
+    assert rows[3]["kernelName"] == "cublaslt"      # M=4: the runs' pick was another kernel
+    assert "2 of 4 rows switched" in r.stderr
+    # --min-runs 1: M=2 switches too.
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "promote_winners.py"), str(tmp_path / "t.csv"),
+                        str(tmp_path / "b1.csv"), str(tmp_path / "b2.csv"), "--min-runs", "1"], capture_output=True,
+                       text=True)
+    assert [x["kernelName"] for x in csv.DictReader(r.stdout.splitlines())][1] == "cublaslt_h2"
