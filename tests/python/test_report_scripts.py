@@ -407,16 +407,21 @@ def test_merge_tuned_tables_and_profiles(tmp_path):
     assert r.returncode != 0 and "another header" in r.stderr
 
 
+def write_table_rows(path, m_kernels, solidx):
+    """A tuned table of (M, kernel) rows at N = K = 4096, each 100 us, 10 TFLOP/s, 20 GB/s."""
+    th = ("gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,"
+          "tflops,bw\n")
+    tail = "torch.bfloat16,torch.bfloat16,False,False"
+    path.write_text(th + "".join(
+        "sm90,132,%d,4096,4096,False,%s,cublaslt,%d,1,100.0000,%s,0.0000,10.00,20.00\n" % (m, tail, solidx, k)
+        for m, k in m_kernels))
+
+
 def test_revert_losers_only_rows_whose_own_kernel_lost_often_enough(tmp_path):
     """revert_losers.py: a row goes back to cuBLASLt's default when its own kernel read below 1.0x in --min-runs
     bench runs (runs of another kernel for the shape do not count), with the runs' median cuBLASLt time; the other
     rows are copied as they are."""
-    th = ("gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,"
-          "tflops,bw\n")
-    tail = "torch.bfloat16,torch.bfloat16,False,False"
-    (tmp_path / "t.csv").write_text(th + "".join(
-        "sm90,132,%d,4096,4096,False,%s,cublaslt,5,1,100.0000,%s,0.0000,10.00,20.00\n" % (m, tail, k)
-        for m, k in ((1, "cublaslt_h5"), (2, "cublaslt_h5"), (3, "cublaslt"), (4, "sm90_x"))))
+    write_table_rows(tmp_path / "t.csv", ((1, "cublaslt_h5"), (2, "cublaslt_h5"), (3, "cublaslt"), (4, "sm90_x")), solidx=5)
     cols = BENCH_COLS
 
     def run_csv(name, picks):
@@ -444,12 +449,7 @@ def test_promote_winners_switches_rows_whose_candidate_won_often_enough(tmp_path
     """promote_winners.py: a row takes the candidate timed beside its pick (`tgemm bench --top-from`) that read more
     than --min-gain-pct faster in --min-runs runs (only runs whose pick was the row's own kernel count); of several,
     the best geometric mean gain, with the median of its times; libtype and solidx follow the kernel's name."""
-    th = ("gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,"
-          "tflops,bw\n")
-    tail = "torch.bfloat16,torch.bfloat16,False,False"
-    (tmp_path / "t.csv").write_text(th + "".join(
-        "sm90,132,%d,4096,4096,False,%s,cublaslt,0,1,100.0000,%s,0.0000,10.00,20.00\n" % (m, tail, k)
-        for m, k in ((1, "cublaslt"), (2, "cublaslt"), (3, "sm90_a"), (4, "cublaslt"))))
+    write_table_rows(tmp_path / "t.csv", ((1, "cublaslt"), (2, "cublaslt"), (3, "sm90_a"), (4, "cublaslt")), solidx=0)
 
     def block(m, pick, pick_us, cands, lt=100.0):
         """cuBLASLt's reference row, the pick, then (kernel, us) candidates, x cuBLASLt = lt / us."""
