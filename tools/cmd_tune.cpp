@@ -326,13 +326,13 @@ int cmd_tune(const std::vector<std::string>& argv) {
   auto finish_shape = [&](Worker& w) {
     size_t gi = size_t(w.current);
     const Shape& s = shapes[gi];
-    for (const auto& r : w.results)
+    for (const auto& r : w.results) {
       if (profile)
         profile << format_shape(s) << "," << r.kernel << "," << backend_name(r.backend) << "," << (r.ok ? 1 : 0) << "," << r.us << ","
                 << r.err_ratio << "," << r.rel_l2 << "," << r.max_rel << "," << r.pieces << "," << (r.finalist ? 1 : 0) << ","
                 << (r.note.empty() && r.confirm_x > 0 ? confirm_note(r.confirm_x) : one_line(r.note)) << "\n";
-    for (const auto& r : w.results)
       if (r.confirm_x > 0) ++(r.confirm_x > 1 ? confirmed : reverted);
+    }
     for (const std::string& k : skip[gi])
       if (profile) profile << format_shape(s) << "," << k << ",-,0,0,1,0,0,0,0,faulted or hung\n";
     TableRow row;

@@ -35,7 +35,8 @@ struct TuneOptions {
   // heat leaves, so ranks that swap between the power-capped and the boost clock pass it (4096^3, session 19).
   bool confirm = true;
   // Idle time before the confirm round (ms; 0: none), so that it starts as cool as a bench shape does after its
-  // reference checks. An A/B knob for the clock difference above (`tgemm tune --confirm-pause-ms`): not measured yet.
+  // reference checks. An A/B knob for the clock difference above (`tgemm tune --confirm-pause-ms`). Run 174 (45 shapes
+  // at M >= 512, docs/benchmarks.md session 20): 200 ms changed 1 pick, and the tables read alike in the bench.
   double confirm_pause_ms = 0;
 };
 
