@@ -31,6 +31,15 @@ cmake --build build-dev -j 16 >> "$OUT/build.log" 2>&1
 rc=$?
 log "build rc=$rc in $(( $(date +%s) - t0 )) s"
 [ $rc -eq 0 ] || { tail -40 "$OUT/build.log"; exit $rc; }
+# Both suites benched with the table $1, each into $OUT/<$2 with %s the suite>.csv and .log; more bench arguments after.
+bench_suites() {
+  local table=$1 name=$2 suite f; shift 2
+  for suite in seed models; do
+    f=$(printf "$name" $suite)
+    TGEMM_CONFIG="$table" ./build-dev/tgemm bench -i shapes/$suite.csv --no-ceilings --csv "$OUT/$f.csv" "$@" > "$OUT/$f.log" 2>&1
+    rc=$((rc|$?))
+  done
+}
 for step in $STEPS; do
   t0=$(date +%s); rc=0
   case $step in
@@ -81,19 +90,13 @@ for step in $STEPS; do
     verify) T="$OUT/sm90_132_bf16.csv"; [ -f "$T" ] || T="$PWD/configs/sm90_132_bf16.csv"
           VRUNS=""
           for r in $(seq 1 ${VERIFY_RUNS:-3}); do
-            for suite in seed models; do
-              TGEMM_CONFIG="$T" ./build-dev/tgemm bench -i shapes/$suite.csv --no-ceilings --csv "$OUT/verify_${suite}_r$r.csv" \
-                > "$OUT/verify_${suite}_r$r.log" 2>&1; rc=$((rc|$?)); VRUNS="$VRUNS $OUT/verify_${suite}_r$r.csv"
-            done
+            bench_suites "$T" "verify_%s_r$r"; VRUNS="$VRUNS $OUT/verify_seed_r$r.csv $OUT/verify_models_r$r.csv"
             tail -2 "$OUT/verify_models_r$r.log" | head -1
           done
           python3 scripts/revert_losers.py "$T" $VRUNS --min-runs ${VERIFY_MIN_RUNS:-2} > "$OUT/sm90_132_bf16_verified.csv" \
             2> "$OUT/revert_losers.log"; rc=$((rc|$?)); cat "$OUT/revert_losers.log"
-          for suite in seed models; do
-            TGEMM_CONFIG="$OUT/sm90_132_bf16_verified.csv" ./build-dev/tgemm bench -i shapes/$suite.csv --no-ceilings \
-              --csv "$OUT/verified_${suite}.csv" > "$OUT/verified_${suite}.log" 2>&1; rc=$((rc|$?))
-            tail -2 "$OUT/verified_${suite}.log" | head -1
-          done ;;
+          bench_suites "$OUT/sm90_132_bf16_verified.csv" "verified_%s"
+          for suite in seed models; do tail -2 "$OUT/verified_$suite.log" | head -1; done ;;
     # Issue 5's top-3 re-check PROMOTE_RUNS times (default 2) on the table tuned in this call (else the shipped one),
     # against $OUT/tune_profile.csv or TOP_FROM; rows where a candidate beat the pick by > 3% in PROMOTE_MIN_RUNS
     # (default 2) of them switch to it (promote_winners.py). The result replaces $OUT/sm90_132_bf16.csv (the input is
@@ -103,10 +106,7 @@ for step in $STEPS; do
           if [ ! -f "$TP" ]; then echo "promote: no profile ($TP): run tune first or set TOP_FROM"; rc=2; else
             PRUNS=""
             for r in $(seq 1 ${PROMOTE_RUNS:-2}); do
-              for suite in seed models; do
-                TGEMM_CONFIG="$T" ./build-dev/tgemm bench -i shapes/$suite.csv --no-ceilings --top-from "$TP" \
-                  --csv "$OUT/top_${suite}_r$r.csv" > "$OUT/top_${suite}_r$r.log" 2>&1; rc=$((rc|$?)); PRUNS="$PRUNS $OUT/top_${suite}_r$r.csv"
-              done
+              bench_suites "$T" "top_%s_r$r" --top-from "$TP"; PRUNS="$PRUNS $OUT/top_seed_r$r.csv $OUT/top_models_r$r.csv"
               grep -h "table pick within 3%" "$OUT"/top_*_r$r.log
             done
             cp "$T" "$OUT/sm90_132_bf16_before_promote.csv"

@@ -19,7 +19,7 @@ import math
 import statistics
 import sys
 
-from table_rows import bench_blocks, key, read_table, set_pick, write_table
+from table_rows import bench_blocks, key, label, read_table, set_pick, write_table
 
 
 def main():
@@ -56,9 +56,8 @@ def main():
                 best = (gm, kernel, gains, [c[kernel][1] for c in runs if kernel in c])
         if best is None or best[0] <= 1:
             continue
-        print("promote_winners: %s x %s x %s%s: %s -> %s (%s faster)" % (
-            r["M"], r["N"], r["K"], " bias" if r["bias"] == "True" else "", r["kernelName"], best[1],
-            " / ".join("%.3f" % g for g in best[2])), file=sys.stderr)
+        print("promote_winners: %s: %s -> %s (%s faster)" % (
+            label(r), r["kernelName"], best[1], " / ".join("%.3f" % g for g in best[2])), file=sys.stderr)
         set_pick(r, best[1], statistics.median(best[3]))
         promoted += 1
     write_table(fields, rows, sys.stdout)

@@ -15,7 +15,7 @@ import argparse
 import statistics
 import sys
 
-from table_rows import bench_blocks, key, read_table, set_pick, write_table
+from table_rows import bench_blocks, key, label, read_table, set_pick, write_table
 
 
 def main():
@@ -35,9 +35,8 @@ def main():
     for r in rows:
         runs = [(x, lt) for k, x, lt in seen.get(key(r), []) if k == r["kernelName"]]
         if r["kernelName"] != "cublaslt" and sum(x < 1.0 for x, _ in runs) >= a.min_runs:
-            print("revert_losers: %s x %s x %s%s: %s read %s -> cublaslt" % (
-                r["M"], r["N"], r["K"], " bias" if r["bias"] == "True" else "", r["kernelName"],
-                " / ".join("%.3f" % x for x, _ in runs)), file=sys.stderr)
+            print("revert_losers: %s: %s read %s -> cublaslt" % (
+                label(r), r["kernelName"], " / ".join("%.3f" % x for x, _ in runs)), file=sys.stderr)
             set_pick(r, "cublaslt", statistics.median(lt for _, lt in runs))
             reverted += 1
     write_table(fields, rows, sys.stdout)

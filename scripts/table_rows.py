@@ -4,12 +4,19 @@ block of rows per shape."""
 import csv
 import re
 
-# The columns a table row and a bench row share for one problem.
-KEY = ("M", "N", "K", "bias", "dtype", "outdtype")
+from tune_profile import SHAPE_COLS
+
+# The columns a table row and a bench row share for one problem: the bench's CSV has no scaleAB / bpreshuffle.
+KEY = SHAPE_COLS[:6]
 
 
 def key(row):
     return tuple(row[c] for c in KEY)
+
+
+def label(row):
+    """A row's shape for messages: "M x N x K", " bias" where it has one."""
+    return "%s x %s x %s%s" % (row["M"], row["N"], row["K"], " bias" if row["bias"] == "True" else "")
 
 
 def read_table(path):
