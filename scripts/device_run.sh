@@ -23,7 +23,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --fo
 GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
 t0=$(date +%s)
 PYOPT="-DTGEMM_BUILD_PYTHON=OFF"
-case " $STEPS " in *" python "*|*" example "*) PYOPT="-DTGEMM_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(command -v python3)" ;; esac
+case " $STEPS " in *" python "*|*" example "*|*" power "*) PYOPT="-DTGEMM_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(command -v python3)" ;; esac
 # Every backend, even where build-dev was last configured by a dev script that left some out (the cache keeps it).
 cmake -S . -B build-dev $GEN -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_GTEST_SOURCE="$PWD/.deps/googletest" $PYOPT \
   -DTGEMM_EXCLUDE_BACKENDS= ${CMAKE_EXTRA:-} > "$OUT/build.log" 2>&1 &&
@@ -144,6 +144,9 @@ for step in $STEPS; do
            done
            python3 scripts/dev/probe_summary.py "$OUT"/probe_*_r*.csv | tee "$OUT/probe_summary.txt" ;;
     ncu) bash scripts/dev/ncu_profile.sh build-dev "$OUT"; rc=$? ;;
+    # Power, SM clock and energy per FLOP of tgemm's pick and F.linear, each alone for seconds (POWER_SHAPES: M,N,K,bias).
+    power) PYTHONPATH=build-dev/python python3 scripts/dev/power_probe.py ${POWER_SHAPES:-340000,6144,1280,1 8192,6144,1280,1} \
+             > "$OUT/power.txt" 2> "$OUT/power.err"; rc=$?; cat "$OUT/power.txt"; tail -3 "$OUT/power.err" ;;
     host) ./build-dev/tgemm_bench_host 2>&1 | tee "$OUT/host_overhead.log"; rc=$? ;;
     *) log "unknown step $step"; rc=2 ;;
   esac
