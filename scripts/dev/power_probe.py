@@ -14,9 +14,9 @@ import argparse
 import os
 import signal
 import statistics
-import tempfile
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime
 
@@ -114,8 +114,6 @@ def main():
             # Throughput over the settled part only, as the power samples.
             fps = 2.0 * m * n * k * (iters - its) / (t1 - ts) if ts and t1 > ts and iters > its else 0.0
             phases.append((spec, what, ts or t0, t1, fps))
-            if what != "F.linear":
-                tgemm.load_config(None)
             time.sleep(0.5)  # a gap between phases in the samples
     tgemm.load_config(None)
     # SIGINT lets nvidia-smi exit normally and flush its file.
