@@ -6,7 +6,8 @@
 # A case is "M,N,K,bias|kernel" (bf16 in and out).
 set -uo pipefail
 BUILD=${1:-build-dev}; LOG=${2:-/tmp/tgemm_logs}
-SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy ${NCU_SECTIONS_EXTRA:-}"
+# NCU_SECTIONS replaces the default set (fewer replay passes: each saves and restores every buffer the kernel writes).
+SECTIONS="${NCU_SECTIONS:---section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy} ${NCU_SECTIONS_EXTRA:-}"
 rc=0
 for c in ${NCU_CASES:-}; do
   shape=${c%%|*}; kernel=${c#*|}
