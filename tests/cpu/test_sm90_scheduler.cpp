@@ -24,8 +24,7 @@ namespace {
 
 // split_tiles: how many of the last tiles are split (launch clamps it to [0, tiles], and to 0 without a split).
 template <bool SK>
-void check_walk(uint32_t m, uint32_t n, uint32_t clusters, uint32_t num_k, uint32_t splits, uint32_t split_tiles,
-                uint32_t group_m = 0) {
+void check_walk(uint32_t m, uint32_t n, uint32_t clusters, uint32_t num_k, uint32_t splits, uint32_t split_tiles) {
   constexpr int BM = 64, BN = 256;
   using S = TileScheduler<BM, BN, 1, 1, SK>;
   const uint32_t tiles = ((m + BM - 1) / BM) * ((n + BN - 1) / BN);
@@ -36,7 +35,7 @@ void check_walk(uint32_t m, uint32_t n, uint32_t clusters, uint32_t num_k, uint3
   std::map<uint32_t, std::vector<std::pair<uint32_t, uint32_t>>> ranges;  // tile -> k-ranges of its splits
   uint32_t units = 0;
   for (uint32_t c = 0; c < clusters; ++c) {
-    S sched(m, n, c, clusters, num_k, splits, st, false, group_m);
+    S sched(m, n, c, clusters, num_k, splits, st);
     for (uint32_t u = c; sched.valid(); sched.advance(), u += clusters) {
       ++units;
       ASSERT_EQ(sched.linear, u);
@@ -79,29 +78,6 @@ TEST(Sm90Scheduler, SeedShapeOn132Sms) {
   check_walk<true>(8192, 6144, 132, 20, 1, 0);
   check_walk<true>(8192, 6144, 132, 20, 3, 3072);
   check_walk<true>(8192, 6144, 132, 20, 3, 36);  // the stream-K tail: 23 rounds of 132 tiles + 36 split 3 ways
-}
-
-// Any raster group height walks every tile once; a group as tall as the grid keeps each CTA on its own block row
-// while it sweeps N (the X band stays the CTA's own).
-TEST(Sm90Scheduler, RasterGroupHeights) {
-  for (uint32_t g : {1u, 5u, 16u, 132u, 100000u}) {
-    check_walk<false>(8192, 6144, 132, 20, 1, 0, g);
-    check_walk<false>(1000, 1000, 132, 20, 1, 0, g);
-    check_walk<true>(8192, 6144, 132, 20, 3, 36, g);
-  }
-  using S = TileScheduler<64, 256, 1, 1, false>;
-  const uint32_t m = 340000, n = 6144, n_tiles = n / 256;
-  for (uint32_t c : {0u, 77u, 131u}) {
-    S sched(m, n, c, 132, 20, 1, 0, false, 132);
-    uint32_t mb0 = 0, nb0 = 0;
-    sched.block(0, 0, mb0, nb0);
-    for (uint32_t r = 0; r < n_tiles; ++r, sched.advance()) {
-      uint32_t mb, nb;
-      sched.block(0, 0, mb, nb);
-      ASSERT_EQ(mb, mb0) << "CTA " << c << " round " << r;
-      ASSERT_EQ(nb, r) << "CTA " << c << " round " << r;
-    }
-  }
 }
 
 // Split units come first: with a tail of t tiles split s ways (t * s <= CTAs), every CTA runs the same number of

@@ -96,7 +96,7 @@ template <class T>
 __device__ __forceinline__ SchedulerOf<T> scheduler_of(const EpilogueParams& ep, uint32_t num_k) {
   constexpr uint32_t CS = T::kClusterSize;
   return SchedulerOf<T>(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS, num_k, ep.splits, ep.split_tiles,
-                        ep.by_columns != 0, ep.group_m);
+                        ep.by_columns != 0);
 }
 
 // The parameters one unit's stores see, n0 its first column: a column-tail half ends at its own last column (its
@@ -292,7 +292,7 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
   const Smem<T> sm(smem_base);
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
-  SchedulerOf<T> sched = scheduler_of<T>(ep, num_k);
+  SchedulerOf<T> sched(ep.m, ep.n, blockIdx.x / CS, gridDim.x / CS);
 
   const uint32_t g = warp / 4 - 1;  // consumer warpgroup
   const uint32_t wwarp = warp % 4;  // warp within it

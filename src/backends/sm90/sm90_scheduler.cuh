@@ -21,12 +21,10 @@ namespace tgemm::sm90 {
 
 template <int BM, int BN, int CM, int CN, bool SK = false>
 struct TileScheduler {
-  // Tiles are grouped group_m cluster rows tall: the CTAs resident at one time then cover a band of X rows
-  // (group_m * BM * CM) against a sweep of W, so the X band stays in L2 while W streams through it once per band
-  // instead of once per block-row. kGroupM unless the launch asks otherwise (EpilogueParams::group_m, a
-  // development twin's).
+  // Tiles are grouped kGroupM block-rows tall: the CTAs resident at one time then cover a band of X rows
+  // (kGroupM * BM) against a sweep of W, so the X band stays in L2 while W streams through it once per band
+  // instead of once per block-row.
   static constexpr uint32_t kGroupM = 16 / CM;  // in cluster units (16 block-rows)
-  uint32_t group_m = kGroupM;
 
   uint32_t cm_tiles;  // cluster tiles along M
   uint32_t cn_tiles;  // cluster tiles along N
@@ -50,9 +48,7 @@ struct TileScheduler {
   // Precondition (can_implement, launch): the unit count fits in 31 bits; 1 <= splits <= num_k; split_tiles <=
   // the tile count (launch clamps both).
   __device__ TileScheduler(uint32_t m, uint32_t n, uint32_t cluster_id, uint32_t num_clusters, uint32_t num_k_ = 0,
-                           uint32_t splits_ = 1, uint32_t split_tiles = 0, bool by_columns_ = false,
-                           uint32_t group_m_ = 0) {
-    if (group_m_ > 0) group_m = group_m_;
+                           uint32_t splits_ = 1, uint32_t split_tiles = 0, bool by_columns_ = false) {
     const uint32_t m_blocks = (m + BM - 1) / BM, n_blocks = (n + BN - 1) / BN;
     cm_tiles = (m_blocks + CM - 1) / CM;
     cn_tiles = (n_blocks + CN - 1) / CN;
@@ -138,10 +134,10 @@ struct TileScheduler {
   // Block coordinates (in BM / BN units) of this CTA's tile; `rank_m` / `rank_n` are its position in the cluster.
   __device__ void block(uint32_t rank_m, uint32_t rank_n, uint32_t& m_block, uint32_t& n_block) const {
     const uint32_t t = tile();
-    const uint32_t per_group = group_m * cn_tiles;
+    const uint32_t per_group = kGroupM * cn_tiles;
     const uint32_t group = t / per_group;
-    const uint32_t first = group * group_m;
-    const uint32_t rows = min(group_m, cm_tiles - first);
+    const uint32_t first = group * kGroupM;
+    const uint32_t rows = min(kGroupM, cm_tiles - first);
     const uint32_t within = t - group * per_group;
     m_block = (first + within % rows) * CM + rank_m;
     n_block = (within / rows) * CN + rank_n;
