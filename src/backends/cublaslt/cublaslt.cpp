@@ -6,8 +6,6 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
-#include <array>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,13 +33,6 @@ Status lt_error(cublasStatus_t s, const std::string& what) {
 
 // cuBLASLt's own workspace: 32 MiB is what cuBLAS recommends for Hopper.
 constexpr size_t kLtWorkspace = size_t(32) << 20;
-
-// How many of the heuristic's answers are registered as kernels (cublaslt, cublaslt_h1, ...): the tuner's choices.
-// 16: with 8, the table picked the last two answers (h6, h7) at 20 shapes, more often than h4 and h5 (12 at
-// M >= 4096), so the order ranks the large shapes' winners low and more of them lie past the eighth. A table row
-// names an answer by its index, so a longer query must keep the first answers in place (GPU test
-// CublasLtGpu.LongerHeuristicQueryKeepsTheOrder).
-constexpr int kHeuristicCount = 16;
 
 struct Handle {
   cublasLtHandle_t h = nullptr;
@@ -114,30 +105,10 @@ Status prepare(cublasLtHandle_t h, const Problem& p, int want, std::unique_ptr<P
   return Status::Ok();
 }
 
+// How many of the heuristic's answers are registered as kernels (cublaslt, cublaslt_h1, ...): the tuner's choices.
+constexpr int kHeuristicCount = 8;
+
 }  // namespace
-
-namespace cublaslt_detail {
-
-int heuristic_count() { return kHeuristicCount; }
-
-Status heuristic_algos(const Problem& p, int want, std::vector<std::array<uint64_t, 8>>* out) {
-  int dev = 0;
-  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return {StatusCode::cuda_error, cudaGetErrorString(e)};
-  cublasLtHandle_t h = nullptr;
-  if (Status s = handle_for(dev, &h); !s.ok()) return s;
-  std::unique_ptr<Prepared> pr;
-  if (Status s = prepare(h, p, want, &pr); !s.ok()) return s;
-  out->clear();
-  static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(std::array<uint64_t, 8>), "the algorithm's opaque bytes");
-  for (const auto& r : pr->algos) {
-    std::array<uint64_t, 8> a;
-    std::memcpy(a.data(), &r.algo, sizeof a);
-    out->push_back(a);
-  }
-  return Status::Ok();
-}
-
-}  // namespace cublaslt_detail
 
 class CublasLtKernel final : public Kernel {
  public:
