@@ -24,6 +24,12 @@ namespace tgemm::skinny {
 
 namespace dev {
 
+// L2-only prefetch of a box; like prefetch.global.L2 it cannot hand this grid stale data (see prefetch_l2).
+__device__ __forceinline__ void tma_prefetch_2d(const CUtensorMap* map, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(map), "r"(c0), "r"(c1)
+               : "memory");
+}
+
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -131,7 +137,7 @@ __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kerne
     for (int j = 0; j < ST && j < nst; ++j)
       for (int q = 0; q < WK; ++q) {
         const int64_t u = ub + int64_t(j) * WK + q;
-        if (u < ue) ptx::tma_prefetch_2d(&tp.w, int(u * kTmaUnitK), int(n0));
+        if (u < ue) dev::tma_prefetch_2d(&tp.w, int(u * kTmaUnitK), int(n0));
       }
   }
   pdl::launch_dependents();

@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     // this block's first item (skinny_config.h, kWsPrefetchBytes: one stage, not the whole ring).
     const int64_t t0 = blockIdx.x / S, ub0 = (blockIdx.x - t0 * S) * ups;
     const int64_t pre = min(int64_t(tp.prefetch_units), min(ups, ku - ub0));
-    for (int64_t u = 0; u < pre; ++u) ptx::tma_prefetch_2d(&tp.w, int((ub0 + u) * kTmaUnitK), int(t0 * BR));
+    for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int((ub0 + u) * kTmaUnitK), int(t0 * BR));
   }
   pdl::launch_dependents();
   pdl::wait();

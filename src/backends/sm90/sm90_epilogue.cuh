@@ -34,7 +34,6 @@ struct EpilogueParams {
   uint32_t split_tiles = 0;
   uint32_t by_columns = 0;  // the split tiles run as column halves (SplitPlan::by_columns)
   uint32_t l2_hints = 0;    // L2Hint bits: the operands whose loads ask L2 to keep them
-  uint32_t prefetch = 0;    // L2Hint bits: the operands of the CTA's next unit the producer prefetches into L2
 };
 
 // EpilogueParams::l2_hints: the operands whose TMA loads ask L2 to keep their lines (evict_last); the others load

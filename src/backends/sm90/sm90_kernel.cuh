@@ -147,28 +147,6 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
     const bool whole_w = !(T::kColumnTail && sched.column_unit());
     const int32_t b_row2 = T::kColumnTail ? clamp_coord(nb * BN + BN / 2, ep.n) : 0;
     const uint32_t stage_bytes = whole_w ? uint32_t(T::kStageBytes) : uint32_t(T::kABytes + T::kBBytes / 2);
-    // EpilogueParams::prefetch: the next unit's operands into L2 a unit ahead, so a tile whose rows no CTA has read
-    // yet (a new raster group) does not start on a DRAM round trip behind a ring only ~1.5 us deep.
-    if (ep.prefetch != 0) {
-      SchedulerOf<T> next = sched;
-      next.advance();
-      if (next.valid()) {
-        uint32_t nmb, nnb, nkb, nke;
-        next.block(CM > 1 ? rank : 0, CN > 1 ? rank : 0, nmb, nnb);
-        next.k_range(nkb, nke);
-        const int32_t xr = clamp_coord(nmb * BM + (CN > 1 ? rank * (BM / CN) : 0u), ep.m);
-        const int32_t wr = clamp_coord(nnb * BN + (CM > 1 ? rank * (BN / CM) : next.column_offset()), ep.n);
-        for (uint32_t kt = nkb; kt < nke; ++kt) {
-          const int32_t kc = int32_t(kt * T::kBK);
-          if (ep.prefetch & kL2HintX) ptx::tma_prefetch_2d(tmap_x, kc, xr);
-          if (ep.prefetch & kL2HintW) {
-            ptx::tma_prefetch_2d(tmap_w, kc, wr);
-            if (T::kColumnTail && CM == 1 && !next.column_unit())
-              ptx::tma_prefetch_2d(tmap_w, kc, clamp_coord(nnb * BN + BN / 2, ep.n));
-          }
-        }
-      }
-    }
     for (uint32_t kt = kb; kt < ke; ++kt) {
       ptx::mbar_wait(sm.empty + 8 * s, phase ^ 1);
       const uint32_t full = sm.full + 8 * s;

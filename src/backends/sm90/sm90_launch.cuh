@@ -71,8 +71,7 @@ inline EpilogueParams epilogue_params(const GemmArgs& a) {
 // A split plan (split-K configurations only) needs splitk_workspace_bytes of workspace. No defaults: the registered
 // kernel (Sm90Kernel below) passes its own plan and L2 hints, and a call without them would run otherwise.
 template <class T>
-Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes, SplitPlan plan, uint32_t l2_hints,
-              uint32_t prefetch) {
+Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes, SplitPlan plan, uint32_t l2_hints) {
   const Problem& p = a.p;
   if (p.m == 0 || p.n == 0) return Status::Ok();
   if (!T::kSplitK) plan.splits = 1;
@@ -118,7 +117,6 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes,
 
   EpilogueParams ep = epilogue_params(a);
   ep.l2_hints = l2_hints;
-  ep.prefetch = prefetch;
 
   const uint64_t m_blocks = (uint64_t(p.m) + T::kBM - 1) / T::kBM;
   const uint64_t n_blocks = (uint64_t(p.n) + T::kBN - 1) / T::kBN;
@@ -178,7 +176,6 @@ struct Variant {
   uint32_t l2_hints = kDefaultL2Hints<T>;  // L2Hint bits: "_l2h<bits>" when not the default
   uint32_t fixed_splits = 0;               // split-K only: every tile split this many ways ("_skauto" -> "_sk<s>")
   int64_t max_rows = 0;                    // at most this many rows per launch (the dispatcher splits M): "_rows<R>"
-  uint32_t prefetch = 0;                   // L2Hint bits: the next unit's operands prefetched into L2: "_pf<bits>"
 
   std::string name() const {
     std::string s = config_name(T::kConfig);
@@ -186,12 +183,9 @@ struct Variant {
       if (fixed_splits > 0) s.replace(s.find("_skauto"), 7, "_sk" + std::to_string(fixed_splits));
     if (l2_hints != kDefaultL2Hints<T>) s += "_l2h" + std::to_string(l2_hints);
     if (max_rows > 0) s += "_rows" + std::to_string(max_rows);
-    if (prefetch > 0) s += "_pf" + std::to_string(prefetch);
     return s;
   }
-  bool dev_twin() const {
-    return l2_hints != kDefaultL2Hints<T> || (T::kSplitK && fixed_splits > 0) || max_rows > 0 || prefetch > 0;
-  }
+  bool dev_twin() const { return l2_hints != kDefaultL2Hints<T> || (T::kSplitK && fixed_splits > 0) || max_rows > 0; }
 };
 
 // One registered configuration.
@@ -250,11 +244,11 @@ class Sm90Kernel final : public Sm90KernelBase {
     return size_t(splitk_workspace_bytes(T::kBM, T::kBN, p, split_plan(p)));
   }
   Status run(const GemmArgs& args, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
-    return launch<T>(args, stream, ws, ws_bytes, split_plan(args.p), v_.l2_hints, v_.prefetch);
+    return launch<T>(args, stream, ws, ws_bytes, split_plan(args.p), v_.l2_hints);
   }
   Status run_splits(const GemmArgs& args, void* ws, size_t ws_bytes, SplitPlan plan,
                     cudaStream_t stream) const override {
-    return launch<T>(args, stream, ws, ws_bytes, plan, v_.l2_hints, v_.prefetch);
+    return launch<T>(args, stream, ws, ws_bytes, plan, v_.l2_hints);
   }
 
  private:
@@ -269,12 +263,10 @@ void add(std::vector<std::unique_ptr<Kernel>>& out) {
   //  TGEMM_SM90_L2_TWINS=0,2,...     with those L2Hint bits ("<name>_l2h<bits>");
   //  TGEMM_SM90_SPLIT_TWINS=2,4,...  split-K configurations with every tile split that many ways ("_sk<s>"; not
   //                                  bounded by the model's kMaxSplits: the scheduler takes any count up to the k-steps);
-  //  TGEMM_SM90_ROWS_TWINS=R,...     at most R rows per launch ("<name>_rows<R>"; the dispatcher runs M in pieces);
-  //  TGEMM_SM90_PREFETCH_TWINS=4,... the next unit's operands (L2Hint bits) prefetched into L2 ("<name>_pf<bits>").
+  //  TGEMM_SM90_ROWS_TWINS=R,...     at most R rows per launch ("<name>_rows<R>"; the dispatcher runs M in pieces).
   static const std::vector<int> l2 = env_int_list("TGEMM_SM90_L2_TWINS");
   static const std::vector<int> splits = env_int_list("TGEMM_SM90_SPLIT_TWINS");
   static const std::vector<int> rows = env_int_list("TGEMM_SM90_ROWS_TWINS");
-  static const std::vector<int> prefetch = env_int_list("TGEMM_SM90_PREFETCH_TWINS");
   auto twin = [&](const Variant<T>& v) { out.push_back(std::make_unique<Sm90Kernel<T>>(v)); };
   for (int bits : l2)
     if (bits >= 0 && uint32_t(bits) != kDefaultL2Hints<T>) twin({.l2_hints = uint32_t(bits)});
@@ -283,8 +275,6 @@ void add(std::vector<std::unique_ptr<Kernel>>& out) {
       if (s >= 2) twin({.fixed_splits = uint32_t(s)});
   for (int r : rows)
     if (r >= 256) twin({.max_rows = r});
-  for (int bits : prefetch)
-    if (bits > 0) twin({.prefetch = uint32_t(bits & (kL2HintW | kL2HintX))});
 }
 
 // Defines `void fn(out)`, which registers every configuration of the list LIST (sm90_configs.h) with `bits`-bit Y
