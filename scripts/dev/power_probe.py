@@ -25,6 +25,12 @@ import torch.nn.functional as F
 
 import tgemm
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from table_rows import read_table, set_pick, write_table  # noqa: E402
+
+# The table format's columns, as the shipped table has them.
+FIELDS = read_table(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "configs", "sm90_132_bf16.csv"))[0]
+
 
 def sampler(interval_ms, path):
     # power.draw.instant where the driver has it (the default power.draw is averaged over ~1 s on Hopper). Into a
@@ -77,13 +83,15 @@ def main():
         for kname in kernels:
             runs[kname] = lambda: tgemm.mm(x, w, bias, out=y)
             if kname != "tgemm":
-                lib = kname.split("_")[0]
+                # A one-row table; set_pick fills libtype and solidx from the name as the tuner writes them.
+                row = dict.fromkeys(FIELDS, "0")
+                row.update({"gfx": "sm90", "cu_num": "132", "M": str(m), "N": str(n), "K": str(k), "bias": str(bool(b)),
+                            "dtype": "torch.bfloat16", "outdtype": "torch.bfloat16", "scaleAB": "False",
+                            "bpreshuffle": "False", "splitK": "1", "us": "1"})
+                set_pick(row, kname, 1.0)
                 path = os.path.join(tmp, kname + ".csv")
-                with open(path, "w") as f:
-                    f.write("gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
-                            "err_ratio,tflops,bw\n")
-                    f.write(f"sm90,132,{m},{n},{k},{bool(b)},torch.bfloat16,torch.bfloat16,False,False,{lib},0,1,1,{kname},"
-                            "0,0,0\n")
+                with open(path, "w", newline="") as f:
+                    write_table(FIELDS, [row], f)
                 tables[kname] = path
         use = lambda what: tgemm.load_config(tables.get(what)) if what != "F.linear" else None
         # F.linear's own path for the reference check (addmm/mm with out= is what it calls, without an allocation).

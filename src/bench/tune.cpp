@@ -146,13 +146,14 @@ std::vector<size_t> choose_finalists(const std::vector<const CandidateResult*>& 
 int pick_index(const std::vector<CandidateResult>& results, const std::string& default_kernel, double keep_default_pct) {
   bool any_final = false;
   for (const CandidateResult& r : results) any_final |= r.ok && r.us > 0 && r.finalist;
-  int best = -1, dflt = -1;
+  int best = -1;
   for (size_t i = 0; i < results.size(); ++i) {
     const CandidateResult& r = results[i];
     if (!r.ok || r.us <= 0 || (any_final && !r.finalist)) continue;
     if (best < 0 || r.us < results[size_t(best)].us) best = int(i);
-    if (r.kernel == default_kernel) dflt = int(i);
   }
+  // The default is always a finalist (choose_finalists), so it competes here whenever it passed.
+  const int dflt = default_index(results, default_kernel);
   if (dflt >= 0 && best != dflt && results[size_t(best)].us > results[size_t(dflt)].us * (1 - keep_default_pct / 100)) return dflt;
   return best;
 }

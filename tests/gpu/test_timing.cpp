@@ -3,8 +3,8 @@
 
 #include <chrono>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/problem_bench.h"
