@@ -43,11 +43,10 @@ CUresult encode_tma_uncached(const TmaMatrix& m, CUtensorMap* out) {
   const cuuint64_t dims2[2] = {cuuint64_t(m.cols), cuuint64_t(m.rows)};
   const cuuint64_t dims3[3] = {64, cuuint64_t(m.rows), cuuint64_t(m.units)};
   const cuuint64_t strides[2] = {cuuint64_t(m.ld) * 2, 128};  // bytes: a row, then (3D) a 64-element unit
-  const cuuint32_t box[3] = {view3 ? 64u : m.box_cols, m.box_rows, m.box_units};
+  const cuuint32_t box[3] = {64, m.box_rows, m.box_units};
   const cuuint32_t estr[3] = {1, 1, 1};
   return enc(out, dt, view3 ? 3 : 2, const_cast<void*>(m.ptr), view3 ? dims3 : dims2, strides, box, estr,
-             CU_TENSOR_MAP_INTERLEAVE_NONE, !view3 && m.box_cols == 32 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
-             CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 

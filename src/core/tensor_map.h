@@ -1,8 +1,7 @@
 // TMA tensor maps of the operands, shared by every backend that loads with TMA (sm90, skinny).
 //
 // Every map tgemm builds has the same form: a row-major [rows, cols] 16-bit matrix (cols = K, contiguous) read in
-// boxes of 64 columns (one 128-byte swizzle row) x box_rows, 128-byte swizzle, zeros past the edges (the K tail);
-// or boxes of 32 columns with the 64-byte swizzle (box_cols = 32).
+// boxes of 64 columns (one 128-byte swizzle row) x box_rows, 128-byte swizzle, zeros past the edges (the K tail).
 // With units > 0 it is the 3D view [units][rows][64] of the same matrix (element (c, r, u) at ptr + r*ld + 64u + c,
 // full 64-column units only) in boxes of 64 x box_rows x box_units.
 //
@@ -29,7 +28,6 @@ struct TmaMatrix {
   uint32_t box_rows = 0;
   int64_t units = 0;  // > 0: the 3D unit view with this many full 64-column units
   uint32_t box_units = 0;
-  uint32_t box_cols = 64;  // 2D only: 64 (128-byte rows, 128-byte swizzle) or 32 (64-byte rows, 64-byte swizzle)
   bool operator==(const TmaMatrix&) const = default;
 };
 

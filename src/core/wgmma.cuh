@@ -369,15 +369,6 @@ inline constexpr uint32_t kDescSw128Hi = (1024u >> 4) | (1u << 30);
 __device__ __forceinline__ uint32_t desc_sw128_lo(uint32_t addr) { return ((addr & 0x3FFFF) >> 4) | (1u << 16); }
 __device__ __forceinline__ uint64_t desc_sw128_of(uint32_t lo) { return (uint64_t(kDescSw128Hi) << 32) | lo; }
 __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) { return desc_sw128_of(desc_sw128_lo(addr)); }
-// Rows of 64 bytes (32 elements) with the 64-byte swizzle: 8-row groups 512 bytes apart, swizzle mode 2 (bit 63);
-// the low word is formed as above, the tile base 512-byte aligned.
-inline constexpr uint32_t kDescSw64Hi = (512u >> 4) | (2u << 30);
-// The descriptor of a K-major tile with rows of RowBytes (128: 128-byte swizzle, 64: 64-byte swizzle).
-template <int RowBytes>
-__device__ __forceinline__ uint64_t desc_of(uint32_t lo) {
-  static_assert(RowBytes == 128 || RowBytes == 64, "128- or 64-byte swizzled rows");
-  return (uint64_t(RowBytes == 128 ? kDescSw128Hi : kDescSw64Hi) << 32) | lo;
-}
 
 }  // namespace wgmma
 }  // namespace tgemm

@@ -80,17 +80,14 @@ enum class BiasKind : uint8_t { none = 0, same_as_input = 1, fp32 = 2 };
 // SK (ping-pong only) adds split-K: a work unit is one k-range of one tile; see sm90_kernel.cuh.
 // Lag (cooperative only) staggers the two consumer warpgroups by that many k-steps per tile (see run_consumer).
 template <DType In, int BM, int BN, int Stages, int CM, int CN, int IndexBits, EpiMode Epi, bool PP = false,
-          bool SK = false, int Lag = 0, int BK = 64>
+          bool SK = false, int Lag = 0>
 struct Traits {
-  static constexpr Config kConfig{In, BM, BN, BK, Stages, CM, CN, IndexBits, Epi, PP, SK, Lag};
+  static constexpr Config kConfig{In, BM, BN, 64, Stages, CM, CN, IndexBits, Epi, PP, SK, Lag};
 
   static constexpr DType kIn = In;
   static constexpr int kBM = BM, kBN = BN;
-  // 64 16-bit elements = 128 bytes = exactly one 128-byte swizzle row, the layout wgmma reads best; or 32 = one
-  // 64-byte swizzle row (half the stage, twice the stages in the same shared memory).
-  static constexpr int kBK = BK;
-  static constexpr int kRowBytes = BK * 2;        // one operand row of a stage
-  static constexpr int kSwizzleAtom = 8 * kRowBytes;  // the swizzle pattern repeats every 8 rows
+  // 64 16-bit elements = 128 bytes = exactly one 128-byte swizzle row, the layout wgmma reads best.
+  static constexpr int kBK = 64;
   static constexpr int kStages = Stages;
   static constexpr int kClusterM = CM, kClusterN = CN, kClusterSize = CM * CN;
   static constexpr EpiMode kEpi = Epi;
@@ -135,7 +132,7 @@ struct Traits {
   // The TMA layout needs no padding: its swizzle spreads the rows over the banks.
   static constexpr int kStagingPad = Epi == EpiMode::tma ? 0 : 16;
   static constexpr bool kWholeTileFits =
-      kStages * (BM + BN) * kRowBytes + (PP ? BM : BM / 2) * (BN * 2 + kStagingPad) + kFixedBytes <= kMaxDynamicSmem;
+      kStages * (BM + BN) * 128 + (PP ? BM : BM / 2) * (BN * 2 + kStagingPad) + kFixedBytes <= kMaxDynamicSmem;
   static constexpr int kEpiChunks = PP && kStaged && !kWholeTileFits ? 2 : 1;
   // The column tail (SplitPlan::by_columns): a half-width unit stages the tile's first BN / 2 columns (the first of
   // two chunks, or the first half of the one), whole 64-column TMA boxes; the producer loads W in half-tile boxes so
@@ -170,11 +167,9 @@ struct Traits {
   static_assert(CM == 1 || CN == 1, "multicast along one dimension");
   // TMA boxes: at most 256 rows, and every multicast slice must start on a 1024-byte swizzle boundary.
   static_assert(BM / CN <= 256 && BN / CM <= 256, "TMA box rows <= 256");
-  static_assert(BK == 64 || (BK == 32 && !SK && CM * CN == 1), "BK 64, or 32 (unclustered, no split-K)");
-  static_assert(((BM / CN) * kRowBytes) % kSwizzleAtom == 0 && ((BN / CM) * kRowBytes) % kSwizzleAtom == 0,
-                "multicast slices swizzle-aligned");
-  static_assert(kABytes % kSwizzleAtom == 0 && kBBytes % kSwizzleAtom == 0, "stage buffers keep swizzle alignment");
-  static_assert((kWgRows * kRowBytes) % kSwizzleAtom == 0, "each warpgroup's A slice starts on a swizzle boundary");
+  static_assert(((BM / CN) * 128) % 1024 == 0 && ((BN / CM) * 128) % 1024 == 0, "multicast slices 1024-aligned");
+  static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "stage buffers keep 1024-byte swizzle alignment");
+  static_assert((kWgRows * 128) % 1024 == 0, "each warpgroup's A slice starts on a swizzle boundary");
   static_assert(kStagingRowBytes % 16 == 0 && kOffStaging % 16 == 0, "staging rows 16-byte aligned");
   static_assert(kOffBars % 8 == 0, "mbarriers are 8-byte objects");
   static_assert(kSmemBytes <= kMaxDynamicSmem, "shared memory over the sm_90 227 KiB limit");

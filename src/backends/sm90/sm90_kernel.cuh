@@ -132,7 +132,7 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
     uint32_t a_dst_off = 0, b_dst_off = 0;
     if constexpr (CN > 1) {  // X slice multicast: this CTA fetches rows [rank*BM/2, (rank+1)*BM/2) of the tile
       a_row = clamp_coord(mb * BM + rank * (BM / CN), ep.m);
-      a_dst_off = rank * (BM / CN) * T::kRowBytes;
+      a_dst_off = rank * (BM / CN) * 128;
     } else {
       a_row = clamp_coord(mb * BM, ep.m);
     }
@@ -140,7 +140,7 @@ __device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CU
     // the slot's first half, where the consumer's N = BN / 2 wgmma reads it). column_offset() is 0 otherwise.
     if constexpr (CM > 1) {  // W slice multicast
       b_row = clamp_coord(nb * BN + rank * (BN / CM), ep.n);
-      b_dst_off = rank * (BN / CM) * T::kRowBytes;
+      b_dst_off = rank * (BN / CM) * 128;
     } else {
       b_row = clamp_coord(nb * BN + sched.column_offset(), ep.n);
     }
@@ -265,8 +265,8 @@ __device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], con
     for (int kk = 0; kk < T::kBK / 16; ++kk) {
 #pragma unroll
       for (int ms = 0; ms < T::kMSub; ++ms) {
-        Mma::mma(reinterpret_cast<float(&)[N / 2]>(acc[ms]), wgmma::desc_of<T::kRowBytes>(a_lo0[ms] + a_off + 2 * kk),
-                 wgmma::desc_of<T::kRowBytes>(b_lo0 + b_off + 2 * kk), (kt | kk) != 0);
+        Mma::mma(reinterpret_cast<float(&)[N / 2]>(acc[ms]), wgmma::desc_sw128_of(a_lo0[ms] + a_off + 2 * kk),
+                 wgmma::desc_sw128_of(b_lo0 + b_off + 2 * kk), (kt | kk) != 0);
       }
     }
     wgmma::commit();
@@ -307,7 +307,7 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
   uint32_t a_lo0[T::kMSub];
 #pragma unroll
   for (int ms = 0; ms < T::kMSub; ++ms)
-    a_lo0[ms] = wgmma::desc_sw128_lo(sm.base + T::kOffA + (g * T::kWgRows + ms * 64) * T::kRowBytes);
+    a_lo0[ms] = wgmma::desc_sw128_lo(sm.base + T::kOffA + (g * T::kWgRows + ms * 64) * 128);
   const uint32_t b_lo0 = wgmma::desc_sw128_lo(sm.base + T::kOffB);
 
   // One arrival per warp on the slot of every CTA whose producer filled part of it.
@@ -498,7 +498,7 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
   // Every stage holds one whole tile's k-slice: the warpgroup reads all BM rows of A.
   uint32_t a_lo0[T::kMSub];
 #pragma unroll
-  for (int ms = 0; ms < T::kMSub; ++ms) a_lo0[ms] = wgmma::desc_sw128_lo(sm.base + T::kOffA + ms * 64 * T::kRowBytes);
+  for (int ms = 0; ms < T::kMSub; ++ms) a_lo0[ms] = wgmma::desc_sw128_lo(sm.base + T::kOffA + ms * 64 * 128);
   const uint32_t b_lo0 = wgmma::desc_sw128_lo(sm.base + T::kOffB);
 
   auto release = [&](uint32_t slot) {

@@ -9,7 +9,6 @@ namespace tgemm::sm90 {
 
 void add_bf16_i32(std::vector<std::unique_ptr<Kernel>>& out);
 void add_bf16_i64(std::vector<std::unique_ptr<Kernel>>& out);
-void add_bf16_bk32_i64(std::vector<std::unique_ptr<Kernel>>& out);
 void add_bf16_tma(std::vector<std::unique_ptr<Kernel>>& out);
 void add_fp16_i32(std::vector<std::unique_ptr<Kernel>>& out);
 void add_fp16_i64(std::vector<std::unique_ptr<Kernel>>& out);
@@ -130,7 +129,6 @@ void add_sm90_kernels(BackendKernels& out) {
   const size_t first = out.kernels.size();
   sm90::add_bf16_i32(out.kernels);
   sm90::add_bf16_i64(out.kernels);
-  sm90::add_bf16_bk32_i64(out.kernels);
   sm90::add_bf16_tma(out.kernels);
   sm90::add_fp16_i32(out.kernels);
   sm90::add_fp16_i64(out.kernels);

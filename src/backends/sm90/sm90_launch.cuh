@@ -102,9 +102,8 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes,
   // X and W in boxes of one cluster slice of the tile (a CTA multicasts its slice to the cluster); W in half tiles
   // where a column tail may fetch only its half.
   const uint32_t w_box = uint32_t(T::kColumnTail ? T::kBN / 2 : T::kBN / T::kClusterM);
-  const uint32_t bk = uint32_t(T::kBK);
-  if (encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(T::kBM / T::kClusterN), 0, 0, bk}, &tx) != CUDA_SUCCESS ||
-      encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, w_box, 0, 0, bk}, &tw) != CUDA_SUCCESS) {
+  if (encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(T::kBM / T::kClusterN)}, &tx) != CUDA_SUCCESS ||
+      encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, w_box}, &tw) != CUDA_SUCCESS) {
     return Status(StatusCode::cuda_error, "sm90: cuTensorMapEncodeTiled failed (unavailable or arguments rejected)");
   }
 
@@ -186,10 +185,7 @@ struct Variant {
     if (max_rows > 0) s += "_rows" + std::to_string(max_rows);
     return s;
   }
-  // BK = 32 is experimental (sm90_bf16_i64.cu): timed by name, never the untuned default.
-  bool dev_twin() const {
-    return T::kBK != 64 || l2_hints != kDefaultL2Hints<T> || (T::kSplitK && fixed_splits > 0) || max_rows > 0;
-  }
+  bool dev_twin() const { return l2_hints != kDefaultL2Hints<T> || (T::kSplitK && fixed_splits > 0) || max_rows > 0; }
 };
 
 // One registered configuration.
