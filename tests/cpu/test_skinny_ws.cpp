@@ -52,9 +52,19 @@ TEST(SkinnyWs, DefaultPrefersItFromEightMillionWeights) {
 TEST(SkinnyWs, DefaultRingFitsSharedMemory) {
   for (int wk = 1; wk <= kWsMaxWk; wk *= 2)
     for (int m = 1; m <= 16; ++m) {
-      EXPECT_GE(ws_stages(wk, m), kWsDefaultStages) << wk << " " << m;
+      EXPECT_GE(ws_stages(wk, m), ws_default_stage_cap(m)) << wk << " " << m;  // the default depth is never cut
       EXPECT_LE(ws_stages(wk, m) * ws_stage_bytes(wk, m) + 1024, kWsSmemBytes) << wk << " " << m;
     }
+}
+
+// 4 stages up to M = 8, 5 up to 16 (runs 206-207), the full ring above.
+TEST(SkinnyWs, DefaultRingDepthByM) {
+  EXPECT_EQ(ws_default_stage_cap(1), 4);
+  EXPECT_EQ(ws_default_stage_cap(8), 4);
+  EXPECT_EQ(ws_default_stage_cap(9), 5);
+  EXPECT_EQ(ws_default_stage_cap(16), 5);
+  EXPECT_EQ(ws_default_stage_cap(17), kWsMaxStages);
+  EXPECT_EQ(ws_default_stage_cap(64), kWsMaxStages);
 }
 
 TEST(SkinnyWs, GeneratedNames) {

@@ -48,7 +48,7 @@ bool ws3_enabled() {
   return on;
 }
 
-// The persistent kernel's ring depth for M (skinny_config.h, kWsDefaultStages), or TGEMM_SKINNY_WS_STAGES=n (2..16,
+// The persistent kernel's ring depth for M (skinny_config.h, ws_default_stage_cap), or TGEMM_SKINNY_WS_STAGES=n (2..16,
 // every M; A/B timing of the bytes in flight). Shared memory may allow fewer (ws_stages).
 int ws_stage_cap(int64_t m) {
   static const int env = [] {
@@ -56,7 +56,7 @@ int ws_stage_cap(int64_t m) {
     return v >= 2 && v <= kWsMaxStages ? v : 0;
   }();
   if (env > 0) return env;
-  return m <= kWsShallowMaxM ? kWsDefaultStages : kWsMaxStages;
+  return ws_default_stage_cap(m);
 }
 
 // The persistent kernel's L2 prefetch before its PDL wait (skinny_config.h, kWsPrefetchBytes), or

@@ -66,17 +66,26 @@ static_assert(part_floats(16) * 4 <= tma_stage_bytes(1, 8) * 2, "the partial til
 inline constexpr int kWsMaxStages = 16;
 inline constexpr int kWsSmemBytes = 200 * 1024;
 inline constexpr int kWsMaxWk = 8;
-// Ring depth by default: kWsDefaultStages for M <= kWsShallowMaxM, as deep as kWsSmemBytes allows (8-11 stages,
-// 128-176 KB of W) above. Device call ws-2 (graph replay, decode shapes, 120 ws timings): 4 stages (64 KB of W in
+// Ring depth by default (ws_default_stage_cap): kWsDefaultStages for M <= kWsShallowMaxM, kWsMidStages up to
+// kWsMidMaxM, as deep as kWsSmemBytes allows (8-11 stages, 128-176 KB of W) above. Device call ws-2 (graph replay, decode shapes, 120 ws timings): 4 stages (64 KB of W in
 // flight per SM) beat the full ring by > 2% on 60 of them and lost by > 2% on 14. At M <= 8 it won on the large layers
 // (28672x4096 M=1 60.0 against 61.8 us, 37888x3584 65.8 against 70.5, 4096x4096 11.4 against 12.8) and lost only at
 // 4608x3584 (auto, ~1 us); at M = 16 it lost on every large layer (28672x4096 63.2 against 61.2, 3584x18944 41.8
 // against 39.4, 4096x14336 33.6 against 32.0). M = 9..15 were not measured; they take the full ring like M = 16.
 // ncu of the full ring at M = 1 (DRAM 77% against nvjet's 84-86%) and the M <= 8 results read as more bytes in flight
-// than the DRAM needs only lengthening the queues; why M = 16 (an X box of 2 KB per unit beside 4 KB of W) wants the
-// deeper ring is not known.
+// than the DRAM needs only lengthening the queues.
+// M = 9..16 take kWsMidStages. Runs 206-207 (docs/benchmarks.md; graph replay, the 12 decode layers, five ws kernels
+// interleaved with cuBLASLt under TGEMM_SKINNY_WS_STAGES): at M = 16, 5 stages beat the full ring for every kernel
+// (geometric means +0.8 to +1.9%; 3584x3584 sk4 1.149 -> 1.209x, 37888x3584 1.038 -> 1.050x), 4 and 6 did not
+// (4 lost up to 3% on the large layers); at M <= 8, 5 stages matched 4 within +-1.2%, 6 lost 1-2% and 3 lost 3-6%.
 inline constexpr int kWsDefaultStages = 4;
 inline constexpr int kWsShallowMaxM = 8;
+inline constexpr int kWsMidStages = 5;
+inline constexpr int kWsMidMaxM = 16;
+// The ring depth the persistent kernel asks for at M (before shared memory caps it; ws_stages).
+constexpr int ws_default_stage_cap(int64_t m) {
+  return m <= kWsShallowMaxM ? kWsDefaultStages : m <= kWsMidMaxM ? kWsMidStages : kWsMaxStages;
+}
 // W bytes per block prefetched into L2 before the PDL wait: one stage. Prefetching the whole ring (64 KB at M <= 8,
 // up to 176 KB at M = 16) made the decode layers slower (docs/benchmarks.md runs 47-48; graph replay, 14 layers x
 // 3 ws kernels, x cuBLASLt in the same process): against it, 16 KB +3.6% (geometric mean; 16 x 4096 x 4096 +10%),
