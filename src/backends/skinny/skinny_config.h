@@ -67,11 +67,12 @@ inline constexpr int kWsMaxStages = 16;
 inline constexpr int kWsSmemBytes = 200 * 1024;
 inline constexpr int kWsMaxWk = 8;
 // Ring depth by default (ws_default_stage_cap): kWsDefaultStages for M <= kWsShallowMaxM, kWsMidStages up to
-// kWsMidMaxM, as deep as kWsSmemBytes allows (8-11 stages, 128-176 KB of W) above. Device call ws-2 (graph replay, decode shapes, 120 ws timings): 4 stages (64 KB of W in
-// flight per SM) beat the full ring by > 2% on 60 of them and lost by > 2% on 14. At M <= 8 it won on the large layers
-// (28672x4096 M=1 60.0 against 61.8 us, 37888x3584 65.8 against 70.5, 4096x4096 11.4 against 12.8) and lost only at
-// 4608x3584 (auto, ~1 us); at M = 16 it lost on every large layer (28672x4096 63.2 against 61.2, 3584x18944 41.8
-// against 39.4, 4096x14336 33.6 against 32.0). M = 9..15 were not measured; they take the full ring like M = 16.
+// kWsMidMaxM, as deep as kWsSmemBytes allows (8-11 stages, 128-176 KB of W) above. Device call ws-2 (graph replay,
+// decode shapes, 120 ws timings): 4 stages (64 KB of W in flight per SM) beat the full ring by > 2% on 60 of them and
+// lost by > 2% on 14. At M <= 8 it won on the large layers (28672x4096 M=1 60.0 against 61.8 us, 37888x3584 65.8
+// against 70.5, 4096x4096 11.4 against 12.8) and lost only at 4608x3584 (auto, ~1 us); at M = 16 it lost on every
+// large layer (28672x4096 63.2 against 61.2, 3584x18944 41.8 against 39.4, 4096x14336 33.6 against 32.0). M = 9..15
+// were not measured; they take M = 16's depth.
 // ncu of the full ring at M = 1 (DRAM 77% against nvjet's 84-86%) and the M <= 8 results read as more bytes in flight
 // than the DRAM needs only lengthening the queues.
 // M = 9..16 take kWsMidStages. Runs 206-207 (docs/benchmarks.md; graph replay, the 12 decode layers, five ws kernels

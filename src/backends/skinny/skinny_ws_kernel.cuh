@@ -6,7 +6,7 @@
 // per SM) was no faster. Here each SM runs one block, and the block walks row tiles tile = blockIdx.x + i * gridDim.x,
 // so its producer never stops streaming at a tile edge and small row tiles (32 rows at 28672x4096: 896 tiles, 7
 // rounds) spread the rows over the SMs to within 3%. The ring depth is a launch parameter (skinny_config.h,
-// ws_default_stage_cap): at M <= 8 a 4-stage ring was measured faster than the deepest one, at M = 16 5 stages.
+// ws_default_stage_cap): at M <= 8 a 4-stage ring was measured fastest, at M = 16 a 5-stage one.
 //
 // Product and fragments as in skinny_tma_kernel.cuh (128B-swizzled boxes, ldmatrix, mma.m16n8k16). A tile is BR =
 // 128 / WK rows; its K is cut into 64-element units, and stage j of a tile holds units j * WK + wk (wk < WK) of the
