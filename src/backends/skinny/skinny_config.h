@@ -58,7 +58,7 @@ static_assert(tma_stages(kTmaMaxWk, 16) >= 2, "ring too shallow");
 static_assert(part_floats(16) * 4 <= tma_stage_bytes(1, 8) * 2, "the partial tiles reuse the ring");
 
 // Persistent warp-specialised variant (skinny_ws_kernel.cuh): one block per SM, a TMA ring of stages of 16 KB of W
-// (depth: kWsDefaultStages below, or TGEMM_SKINNY_WS_STAGES; at most what kWsSmemBytes holds), blocks
+// (depth: ws_default_stage_cap below, or TGEMM_SKINNY_WS_STAGES; at most what kWsSmemBytes holds), blocks
 // walk row tiles of BR = 128 / WK rows with stride gridDim. K stays inside the block (WK warps along K; no cluster)
 // except in the M tile 32 / 64 "auto" kernels' split across blocks (ws_auto_shape); the row tile is what balances the
 // SMs. A stage holds WK consecutive 64-element units of the tile's BR rows: per W row WK x 128 contiguous bytes per
