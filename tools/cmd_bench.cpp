@@ -106,15 +106,15 @@ int cmd_bench(const std::vector<std::string>& argv) {
     else
       std::printf("ceilings: %s\n", s.to_string().c_str());
   }
-  // Rounds in their own orders (TimingOptions::shuffle) with --shuffle-order, and always where more than cuBLASLt and
-  // the pick are timed (--kernel, --top-from): in a fixed order the candidate right after cuBLASLt runs at a higher
-  // clock than the same kernel later in the round (run 164: 1.099 against 1.041x at 768000). The plain 2-way
-  // comparison keeps DESIGN.md's A B A B.
+  // Rounds in balanced orders (TimingOptions::shuffle, bench::round_order) with --shuffle-order, and always where more
+  // than cuBLASLt and the pick are timed (--kernel, --top-from): in a fixed order the candidate right after cuBLASLt
+  // runs at a higher clock than the same kernel later in the round (run 164: 1.099 against 1.041x at 768000). The
+  // plain 2-way comparison keeps DESIGN.md's A B A B.
   const bool shuffle_all = a.flag("--shuffle-order");
   const bool many = !forced.empty() || !top.empty();
   std::printf("timing: %s, %d warm-up, %d interleaved iterations%s, medians; x cuBLASLt = median of per-iteration ratios\n",
               bench::timing_mode_name(mode), warmup, iters,
-              shuffle_all ? " (shuffled order)" : many ? " (shuffled order where more than two candidates)" : "");
+              shuffle_all ? " (balanced orders)" : many ? " (balanced orders where more than two candidates)" : "");
   std::ofstream csv;
   if (a.has("--csv")) {
     csv.open(a.str("--csv"));

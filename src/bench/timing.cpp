@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <random>
 #include <string>
 
 namespace tgemm::bench {
@@ -32,10 +31,10 @@ Status time_rounds(size_t n, int rounds, bool shuffle, const std::function<Statu
   std::vector<std::vector<bool>> ran(n, std::vector<bool>(size_t(rounds), false));
   std::vector<size_t> order(n);
   for (int i = 0; i < rounds; ++i) {
-    std::iota(order.begin(), order.end(), size_t(0));
     if (shuffle) {
-      std::mt19937 rng(0x9e3779b9u + uint32_t(i));
-      std::shuffle(order.begin(), order.end(), rng);
+      order = round_order(n, i);
+    } else {
+      std::iota(order.begin(), order.end(), size_t(0));
     }
     for (size_t j : order) {
       if (!(*alive)[j]) continue;
@@ -92,6 +91,24 @@ bool parse_timing_mode(const std::string& s, TimingMode* out) {
   else if (s == "plain") *out = TimingMode::plain;
   else return false;
   return true;
+}
+
+std::vector<size_t> round_order(size_t n, int round) {
+  std::vector<size_t> order(n);
+  if (n == 0) return order;
+  // Candidate 0 opens every round, so its predecessor is the previous round's last. The others follow in the rows of
+  // a Williams design on m = n - 1: first row 0, 1, m-1, 2, m-2, ...; row r adds r (mod m), and for odd m the mirrored
+  // rows m..2m-1 supply the pairs the first m rows repeat. Over a cycle every ordered pair of distinct candidates is
+  // adjacent equally often, the pairs across round boundaries included (each is some x then 0), and none follows itself.
+  const size_t m = n - 1;
+  const size_t cycle = m == 0 ? 1 : m % 2 == 0 ? m : 2 * m;
+  const size_t r = size_t(round < 0 ? 0 : round) % cycle;
+  for (size_t p = 0; p < m; ++p) {
+    const size_t first = p % 2 == 1 ? (p + 1) / 2 : (m - p / 2) % m;
+    order[1 + p] = 1 + (first + r) % m;
+  }
+  if (r >= m && m > 0) std::reverse(order.begin() + 1, order.end());
+  return order;
 }
 
 double median(std::vector<double> v) {

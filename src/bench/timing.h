@@ -33,12 +33,12 @@ struct TimingOptions {
   int iters = 30;
   TimingMode mode = TimingMode::plain;
   double sustain_ms = 200;  // sustained mode: length of one sample
-  // Each round visits the candidates in its own pseudo-random order (fixed seeds, so runs repeat). In the fixed order
-  // (A B C A B C ...) a candidate's clock under the power cap depends on its place after cuBLASLt's lighter samples:
-  // in run 164 one kernel timed in three slots after cuBLASLt read 1.101 / 1.094 / 1.086x at 340000 rows, and the
-  // pick right after cuBLASLt 1.099x against 1.041x for the same kernel later in the round at 768000; shuffled, the
-  // same slots read 1.076-1.085x and 1.051-1.069x. The tuner shuffles, and so does the bench wherever it times more
-  // than cuBLASLt and the pick (or with --shuffle-order); its 2-way comparison keeps DESIGN.md's A B A B.
+  // Each round visits the candidates in its own order (round_order). In the fixed order (A B C A B C ...) a
+  // candidate's clock under the power cap depends on its place after cuBLASLt's lighter samples: in run 164 one kernel
+  // timed in three slots after cuBLASLt read 1.101 / 1.094 / 1.086x at 340000 rows, and the pick right after cuBLASLt
+  // 1.099x against 1.041x for the same kernel later in the round at 768000. The tuner shuffles, and so does the bench
+  // wherever it times more than cuBLASLt and the pick (or with --shuffle-order); its 2-way comparison keeps DESIGN.md's
+  // A B A B, where each of the two always follows the other.
   bool shuffle = false;
 };
 
@@ -60,5 +60,13 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
                         std::vector<Timing>* out);
 
 double median(std::vector<double> v);
+
+// The order in which round `round` visits n candidates when shuffled: candidate 0 (cuBLASLt) first, the others in
+// the rows of a Williams design, so that over a cycle of rounds each candidate comes right after each other one
+// equally often, round boundaries included. What a sample inherits under the power cap is its predecessor's clock, so
+// that is what must balance. Pseudo-random orders with fixed seeds did not: over the default 30 rounds with 4
+// candidates the one in the last slot followed cuBLASLt in 15 rounds and the pick (slot 1) in 7, and at 768000 rows
+// the pick read 1.071x against 1.090x for the same kernel in the last slot (run 216).
+std::vector<size_t> round_order(size_t n, int round);
 
 }  // namespace tgemm::bench

@@ -1,7 +1,12 @@
-// The benchmark's host-side choices: how many operand sets a shape rotates through.
+// The benchmark's host-side choices: how many operand sets a shape rotates through, and the order of a round.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
 #include "bench/problem_bench.h"
+#include "bench/timing.h"
 
 namespace tgemm {
 namespace {
@@ -21,6 +26,45 @@ TEST(Rotations, EnoughSetsThatEachComesBackColdAndNeverOnlyOne) {
   EXPECT_EQ(bench::rotations_for(size_t(1966) * kMB, kL2), 2);
   EXPECT_EQ(bench::rotations_for(size_t(9) << 30, kL2), 1);
   EXPECT_EQ(bench::rotations_for(0, kL2), 64);
+}
+
+// Shuffled rounds: every round visits each candidate once, cuBLASLt (candidate 0) first, and over a whole cycle of
+// rounds each candidate comes right after each other one equally often, counting the pairs across round boundaries
+// (the timeline is one long sequence of samples), and never right after itself.
+TEST(RoundOrder, EachCandidateFollowsEachOtherEquallyOften) {
+  for (size_t n = 1; n <= 9; ++n) {
+    const size_t m = n - 1;
+    const int cycle = int(m == 0 ? 1 : m % 2 == 0 ? m : 2 * m);
+    std::vector<size_t> timeline;
+    for (int round = 0; round < 3 * cycle; ++round) {
+      const std::vector<size_t> order = bench::round_order(n, round);
+      ASSERT_EQ(order.size(), n);
+      EXPECT_EQ(order[0], 0u) << "cuBLASLt opens every round";
+      std::vector<size_t> sorted = order, all(n);
+      std::sort(sorted.begin(), sorted.end());
+      std::iota(all.begin(), all.end(), size_t(0));
+      ASSERT_EQ(sorted, all) << "n " << n << " round " << round << " is not a permutation";
+      EXPECT_EQ(order, bench::round_order(n, round + cycle)) << "the design repeats every cycle";
+      timeline.insert(timeline.end(), order.begin(), order.end());
+    }
+    std::vector<std::vector<int>> follows(n, std::vector<int>(n, 0));  // [predecessor][candidate], cyclic
+    for (size_t i = 0; i < timeline.size(); ++i) ++follows[timeline[i]][timeline[(i + 1) % timeline.size()]];
+    const int each = n < 2 ? 0 : 3 * cycle / int(m);
+    for (size_t a = 0; a < n; ++a)
+      for (size_t b = 0; b < n; ++b)
+        if (n > 1) EXPECT_EQ(follows[a][b], a == b ? 0 : each) << "n " << n << ": " << b << " after " << a;
+  }
+  // With 4 candidates over the default 30 rounds (10 cycles of 3), each of the other three follows cuBLASLt in 10
+  // rounds and precedes it in 10. The fixed-seed shuffle it replaced put candidate 3 after cuBLASLt in 15 and
+  // candidate 1 in 7.
+  std::vector<int> after_first(4, 0), before_first(4, 0);
+  for (int round = 0; round < 30; ++round) {
+    const std::vector<size_t> order = bench::round_order(4, round);
+    ++after_first[order[1]];
+    ++before_first[order[3]];
+  }
+  for (size_t c = 1; c < 4; ++c) EXPECT_EQ(after_first[c], 10) << c;
+  for (size_t c = 1; c < 4; ++c) EXPECT_EQ(before_first[c], 10) << c;
 }
 
 }  // namespace
