@@ -99,7 +99,8 @@ std::vector<size_t> round_order(size_t n, int round) {
   // Candidate 0 opens every round, so its predecessor is the previous round's last. The others follow in the rows of
   // a Williams design on m = n - 1: first row 0, 1, m-1, 2, m-2, ...; row r adds r (mod m), and for odd m the mirrored
   // rows m..2m-1 supply the pairs the first m rows repeat. Over a cycle every ordered pair of distinct candidates is
-  // adjacent equally often, the pairs across round boundaries included (each is some x then 0), and none follows itself.
+  // adjacent equally often, the pairs across round boundaries included (each is some x then 0), and none follows
+  // itself.
   const size_t m = n - 1;
   const size_t cycle = m == 0 ? 1 : m % 2 == 0 ? m : 2 * m;
   const size_t r = size_t(round < 0 ? 0 : round) % cycle;

@@ -61,12 +61,13 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
 
 double median(std::vector<double> v);
 
-// The order in which round `round` visits n candidates when shuffled: candidate 0 (cuBLASLt) first, the others in
-// the rows of a Williams design, so that over a cycle of rounds each candidate comes right after each other one
-// equally often, round boundaries included. What a sample inherits under the power cap is its predecessor's clock, so
-// that is what must balance. Pseudo-random orders with fixed seeds did not: over the default 30 rounds with 4
-// candidates the one in the last slot followed cuBLASLt in 15 rounds and the pick (slot 1) in 7, and at 768000 rows
-// the pick read 1.071x against 1.090x for the same kernel in the last slot (run 216).
+// The order in which round `round` visits n candidates when shuffled: candidate 0 (in the bench cuBLASLt, the
+// reference of every ratio) first, the others in the rows of a Williams design, so that over a cycle of rounds each
+// candidate comes right after each other one equally often, round boundaries included. What a sample inherits under
+// the power cap is its predecessor's clock, so that is what must balance. Pseudo-random orders with fixed seeds did
+// not: over the default 30 rounds with 4 candidates the one in the last slot followed cuBLASLt in 15 rounds and the
+// pick (slot 1) in 7, and at 768000 rows the pick read 1.071x against 1.090x for the same kernel in the last slot
+// (run 216).
 std::vector<size_t> round_order(size_t n, int round);
 
 }  // namespace tgemm::bench

@@ -54,7 +54,7 @@ TEST(RoundOrder, EachCandidateFollowsEachOtherEquallyOften) {
       for (size_t b = 0; b < n; ++b)
         if (n > 1) EXPECT_EQ(follows[a][b], a == b ? 0 : each) << "n " << n << ": " << b << " after " << a;
   }
-  // With 4 candidates over the default 30 rounds (10 cycles of 3), each of the other three follows cuBLASLt in 10
+  // With 4 candidates over the default 30 rounds (5 cycles of 6), each of the other three follows cuBLASLt in 10
   // rounds and precedes it in 10. The fixed-seed shuffle it replaced put candidate 3 after cuBLASLt in 15 and
   // candidate 1 in 7.
   std::vector<int> after_first(4, 0), before_first(4, 0);
