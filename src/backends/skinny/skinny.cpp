@@ -76,6 +76,13 @@ bool ws_solo() {
   return on;
 }
 
+// TGEMM_SKINNY_WS_EARLY_RING=0 (A/B timing): the persistent kernel's producer issues its first ring from its loop,
+// not in straight-line code right after the PDL wait (skinny_ws_kernel.cuh).
+bool ws_early_ring() {
+  static const bool on = env_switch("TGEMM_SKINNY_WS_EARLY_RING");
+  return on;
+}
+
 // The smallest K the "auto" ws kernels split across blocks (skinny_config.h, kWsMinSplitK), or
 // TGEMM_SKINNY_WS_MIN_SPLIT_K=k (A/B timing).
 int64_t ws_min_split_k() {
@@ -174,6 +181,7 @@ class SkinnyKernel final : public Kernel {
       const int xm = ws_wide(cfg_.max_m) ? cfg_.max_m : int(p.m);
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
+      tp.early_ring = ws_early_ring() ? 1 : 0;
       if (sh.s > 1) {
         if (sh.s > kWsMaxSplits)  // the last block's sum holds at most that many slots (skinny_ws_kernel.cuh)
           return Status(StatusCode::internal, name_ + ": split across " + std::to_string(sh.s) + " blocks, more than " +

@@ -103,20 +103,52 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const uint32_t full0 = ptx::smem_addr(&bars[0]), empty0 = ptx::smem_addr(&bars[kWsMaxStages]);
   const bool producer = warp == kWarps;
 
+  // A stage: W, then X, of the WK units from u0 of the item ending at ue; one 3D copy each where the stage is whole
+  // units, else unit by unit with the 2D maps (zero fill past K).
+  auto load_stage = [&](int slot, int row0, int64_t u0, int64_t ue) {
+    const uint32_t full = full0 + 8 * slot;
+    const uint32_t st = ring + uint32_t(slot) * stage_bytes;
+    if (tp.use3 && u0 + WK <= tp.kfull) {
+      ptx::mbar_arrive_expect_tx(full, uint32_t(WK) * (wbytes + xbytes));
+      dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
+      if constexpr (kWide) {
+        for (int q = 0; q < WK; ++q)
+          ptx::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, full, int((u0 + q) * kTmaUnitK), 0);
+      } else {
+        dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
+      }
+    } else {
+      const int units = int(min(int64_t(WK), ue - u0));
+      ptx::mbar_arrive_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
+      for (int q = 0; q < units; ++q) {
+        const int kc = int((u0 + q) * kTmaUnitK);
+        ptx::tma_load_2d(st + q * wbytes, &tp.w, full, kc, row0);
+        ptx::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, full, kc, 0);
+      }
+    }
+  };
+  // This block's first item, and the stages of it the first ring holds (none with TGEMM_SKINNY_WS_EARLY_RING=0).
+  const int64_t t0 = blockIdx.x / S, ub0 = (blockIdx.x - t0 * S) * ups, ue0 = min(ub0 + ups, ku);
+  const int64_t first = blockIdx.x < items && tp.early_ring ? min(int64_t(ST), (ue0 - ub0 + WK - 1) / WK) : 0;
   if (producer && lane == 0) {
     dev::init_ring(full0, empty0, ST, tp);
     // Before the PDL wait only L2 prefetches of W (see skinny_tma_kernel.cuh): the first tp.prefetch_units units of
     // this block's first item (skinny_config.h, kWsPrefetchBytes: one stage, not the whole ring).
-    const int64_t t0 = blockIdx.x / S, ub0 = (blockIdx.x - t0 * S) * ups;
     const int64_t pre = min(int64_t(tp.prefetch_units), min(ups, ku - ub0));
     for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int((ub0 + u) * kTmaUnitK), int(t0 * BR));
   }
+  // The barrier before the wait and the first ring issued in straight-line code right after it: the producer's loop
+  // issued its first copy ~0.5 us after the release, though the block had entered early (run 225's trace; probably
+  // the first fetch of the loop's code). Runs 227-228 (branch exp/ws-trace, 48 decode and M = 32 shapes, same
+  // process): the release-to-first-stage time 1.31 -> 0.90-1.06 us and the three ws kernels +1.0-1.4% (geometric
+  // means x cuBLASLt); stage 0 alone (the rest from the loop) gained 0.1-0.5%.
+  __syncthreads();  // barriers initialized
   pdl::launch_dependents();
   pdl::wait();
-  __syncthreads();  // barriers initialized
 
   if (producer) {
     if (lane == 0) {
+      for (int64_t i = 0; i < first; ++i) load_stage(int(i), int(t0 * BR), ub0 + i * WK, ue0);
       int slot = 0;
       uint32_t phase = 0;
       int64_t it = 0;
@@ -125,26 +157,9 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
         const int row0 = int(tile * BR);
         const int64_t ub = (item - tile * S) * ups, ue = min(ub + ups, ku);
         for (int64_t u0 = ub; u0 < ue; u0 += WK, ++it) {
-          if (it >= ST) ptx::mbar_wait(empty0 + 8 * slot, phase ^ 1u);
-          const uint32_t full = full0 + 8 * slot;
-          const int units = int(min(int64_t(WK), ue - u0));
-          const uint32_t st = ring + uint32_t(slot) * stage_bytes;
-          if (tp.use3 && u0 + WK <= tp.kfull) {
-            ptx::mbar_arrive_expect_tx(full, uint32_t(WK) * (wbytes + xbytes));
-            dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
-            if constexpr (kWide) {
-              for (int q = 0; q < WK; ++q)
-                ptx::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, full, int((u0 + q) * kTmaUnitK), 0);
-            } else {
-              dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
-            }
-          } else {
-          ptx::mbar_arrive_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
-          for (int q = 0; q < units; ++q) {
-            const int kc = int((u0 + q) * kTmaUnitK);
-            ptx::tma_load_2d(st + q * wbytes, &tp.w, full, kc, row0);
-            ptx::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, full, kc, 0);
-          }
+          if (it >= first) {
+            if (it >= ST) ptx::mbar_wait(empty0 + 8 * slot, phase ^ 1u);
+            load_stage(slot, row0, u0, ue);
           }
           if (++slot == ST) {
             slot = 0;
