@@ -139,9 +139,10 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   }
   // The barrier before the wait and the first ring issued in straight-line code right after it: the producer's loop
   // issued its first copy ~0.5 us after the release, though the block had entered early (run 225's trace; probably
-  // the first fetch of the loop's code). Runs 227-228 (branch exp/ws-trace, 48 decode and M = 32 shapes, same
-  // process): the release-to-first-stage time 1.31 -> 0.90-1.06 us and the three ws kernels +1.0-1.4% (geometric
-  // means x cuBLASLt); stage 0 alone (the rest from the loop) gained 0.1-0.5%.
+  // the first fetch of the loop's code). Graph replay, 48 decode and M = 32 shapes, same process (docs/benchmarks.md,
+  // runs 226-229): the release-to-first-stage time 1.31 -> 0.90-1.06 us, the three ws kernels +1.0-1.4% (geometric
+  // means x cuBLASLt), the table's picks +0.7%; stage 0 alone (the rest from the loop) gained 0.1-0.5%. The same
+  // change in the sm90 skeleton (no PDL there) lost 0.5-1% (run 230).
   __syncthreads();  // barriers initialized
   pdl::launch_dependents();
   pdl::wait();

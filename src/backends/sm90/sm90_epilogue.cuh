@@ -34,7 +34,6 @@ struct EpilogueParams {
   uint32_t split_tiles = 0;
   uint32_t by_columns = 0;  // the split tiles run as column halves (SplitPlan::by_columns)
   uint32_t l2_hints = 0;    // L2Hint bits: the operands whose loads ask L2 to keep them
-  uint32_t early_ring = 0;  // the first unit's stages issued before the role split (sm90_kernel.cuh)
 };
 
 // EpilogueParams::l2_hints: the operands whose TMA loads ask L2 to keep their lines (evict_last); the others load

@@ -110,17 +110,26 @@ __device__ __forceinline__ EpilogueParams unit_params(const EpilogueParams& ep, 
   return epu;
 }
 
-// The TMA loads of one work unit: its coordinates, then one stage per k-step.
+// Producer: one thread walks the tiles and keeps the stage ring full.
 template <class T>
-struct UnitLoads {
-  int32_t a_row, b_row, b_row2;
-  uint32_t a_dst_off = 0, b_dst_off = 0, stage_bytes;
-  bool whole_w;
-
-  __device__ __forceinline__ UnitLoads(const SchedulerOf<T>& sched, uint32_t rank, const EpilogueParams& ep) {
-    constexpr int BM = T::kBM, BN = T::kBN, CM = T::kClusterM, CN = T::kClusterN;
-    uint32_t mb, nb;
+__device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CUtensorMap* tmap_w,
+                                             const EpilogueParams& ep, uint32_t k, uint32_t smem_base) {
+  constexpr int S = T::kStages, BM = T::kBM, BN = T::kBN, CM = T::kClusterM, CN = T::kClusterN;
+  constexpr int CS = T::kClusterSize;
+  const Smem<T> sm(smem_base);
+  const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
+  const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
+  SchedulerOf<T> sched = scheduler_of<T>(ep, num_k);
+  // L2 hints (EpilogueParams::l2_hints): an operand loads either with evict_last or with no hint at all.
+  const uint64_t keep = ptx::l2_evict_last();
+  const bool keep_x = ep.l2_hints & kL2HintX, keep_w = ep.l2_hints & kL2HintW;
+  uint32_t s = 0, phase = 0;
+  for (; sched.valid(); sched.advance()) {
+    uint32_t mb, nb, kb, ke;
     sched.block(CM > 1 ? rank : 0, CN > 1 ? rank : 0, mb, nb);
+    sched.k_range(kb, ke);
+    int32_t a_row, b_row;
+    uint32_t a_dst_off = 0, b_dst_off = 0;
     if constexpr (CN > 1) {  // X slice multicast: this CTA fetches rows [rank*BM/2, (rank+1)*BM/2) of the tile
       a_row = clamp_coord(mb * BM + rank * (BM / CN), ep.m);
       a_dst_off = rank * (BM / CN) * 128;
@@ -135,102 +144,41 @@ struct UnitLoads {
     } else {
       b_row = clamp_coord(nb * BN + sched.column_offset(), ep.n);
     }
-    whole_w = !(T::kColumnTail && sched.column_unit());
-    b_row2 = T::kColumnTail ? clamp_coord(nb * BN + BN / 2, ep.n) : 0;
-    stage_bytes = whole_w ? uint32_t(T::kStageBytes) : uint32_t(T::kABytes + T::kBBytes / 2);
-  }
-
-  // Stage slot s <- k-step kt. Every CTA's slot receives the whole stage (own loads + the peer's multicast), so
-  // each expects it all. L2 hints (EpilogueParams::l2_hints): an operand loads either with evict_last (the policy
-  // `keep`) or with no hint at all.
-  __device__ __forceinline__ void issue(const Smem<T>& sm, uint32_t s, uint32_t kt, const CUtensorMap* tmap_x,
-                                        const CUtensorMap* tmap_w, const EpilogueParams& ep, uint64_t keep) const {
-    constexpr int CM = T::kClusterM, CN = T::kClusterN, CS = T::kClusterSize;
-    const bool keep_x = ep.l2_hints & kL2HintX, keep_w = ep.l2_hints & kL2HintW;
-    const uint32_t full = sm.full + 8 * s;
-    ptx::mbar_arrive_expect_tx(full, stage_bytes);
-    const uint32_t a_dst = sm.base + T::kOffA + s * T::kABytes + a_dst_off;
-    const uint32_t b_dst = sm.base + T::kOffB + s * T::kBBytes + b_dst_off;
-    const int32_t kc = int32_t(kt * T::kBK);
-    auto load = [&](uint32_t dst, const CUtensorMap* map, int32_t row, bool hint) {
-      if (hint) {
-        ptx::tma_load_2d_hint(dst, map, full, kc, row, keep);
-      } else {
-        ptx::tma_load_2d(dst, map, full, kc, row);
-      }
-    };
-    auto load_multicast = [&](uint32_t dst, const CUtensorMap* map, int32_t row, bool hint) {
-      if (hint) {
-        ptx::tma_load_2d_multicast_hint(dst, map, full, kc, row, uint16_t((1u << CS) - 1), keep);
-      } else {
-        ptx::tma_load_2d_multicast(dst, map, full, kc, row, uint16_t((1u << CS) - 1));
-      }
-    };
-    if constexpr (CN > 1) {
-      load_multicast(a_dst, tmap_x, a_row, keep_x);
-    } else {
-      load(a_dst, tmap_x, a_row, keep_x);
-    }
-    if constexpr (CM > 1) {
-      load_multicast(b_dst, tmap_w, b_row, keep_w);
-    } else {
-      load(b_dst, tmap_w, b_row, keep_w);
-      if (T::kColumnTail && whole_w) load(b_dst + T::kBBytes / 2, tmap_w, b_row2, keep_w);
-    }
-  }
-};
-
-// The stages of this CTA's first unit that go out before the role split (EpilogueParams::early_ring; unclustered
-// only: a multicast needs the peer's barriers, initialised only at the cluster barrier). Issued by the thread that
-// initialised the barriers, right after it, in straight-line code. Why: run 99 put ~1470 cycles between a CTA's
-// start and its first TMA load, 550 of them at a first barrier wait that cannot block (the first fetch of the
-// producer's code, placed at the end of the function); the skinny kernel's twin of this change took its first stage
-// from 1.31 to ~0.9 us after the release (runs 227-228).
-template <class T>
-__device__ __forceinline__ uint32_t early_stages(const SchedulerOf<T>& sched, const EpilogueParams& ep) {
-  if (T::kClusterSize > 1 || !ep.early_ring || !sched.valid()) return 0;
-  uint32_t kb, ke;
-  sched.k_range(kb, ke);
-  return min(ke - kb, uint32_t(T::kStages));
-}
-
-template <class T>
-__device__ __forceinline__ void issue_early_stages(const CUtensorMap* tmap_x, const CUtensorMap* tmap_w,
-                                                   const EpilogueParams& ep, uint32_t k, uint32_t smem_base) {
-  const Smem<T> sm(smem_base);
-  const SchedulerOf<T> sched = scheduler_of<T>(ep, (k + T::kBK - 1) / T::kBK);
-  const uint32_t n = early_stages<T>(sched, ep);
-  if (n == 0) return;
-  ptx::fence_proxy_async_shared();  // the barriers' initialisation before the copy engine's arrivals on them
-  uint32_t kb, ke;
-  sched.k_range(kb, ke);
-  const UnitLoads<T> u(sched, 0, ep);
-  const uint64_t keep = ptx::l2_evict_last();
-  for (uint32_t i = 0; i < n; ++i) u.issue(sm, i, kb + i, tmap_x, tmap_w, ep, keep);
-}
-
-// Producer: one thread walks the tiles and keeps the stage ring full (after the stages issue_early_stages sent).
-template <class T>
-__device__ __forceinline__ void run_producer(const CUtensorMap* tmap_x, const CUtensorMap* tmap_w,
-                                             const EpilogueParams& ep, uint32_t k, uint32_t smem_base) {
-  constexpr int S = T::kStages;
-  const Smem<T> sm(smem_base);
-  const uint32_t rank = T::kClusterSize > 1 ? ptx::cluster_ctarank() : 0;
-  const uint32_t num_k = (k + T::kBK - 1) / T::kBK;
-  SchedulerOf<T> sched = scheduler_of<T>(ep, num_k);
-  const uint32_t early = early_stages<T>(sched, ep);
-  const uint64_t keep = ptx::l2_evict_last();
-  uint32_t s = 0, phase = 0, it = 0;
-  for (; sched.valid(); sched.advance()) {
-    uint32_t kb, ke;
-    sched.k_range(kb, ke);
-    const UnitLoads<T> u(sched, rank, ep);
+    const bool whole_w = !(T::kColumnTail && sched.column_unit());
+    const int32_t b_row2 = T::kColumnTail ? clamp_coord(nb * BN + BN / 2, ep.n) : 0;
+    const uint32_t stage_bytes = whole_w ? uint32_t(T::kStageBytes) : uint32_t(T::kABytes + T::kBBytes / 2);
     for (uint32_t kt = kb; kt < ke; ++kt) {
-      if (it < early) {
-        ++it;
+      ptx::mbar_wait(sm.empty + 8 * s, phase ^ 1);
+      const uint32_t full = sm.full + 8 * s;
+      // Every CTA's slot receives the whole stage (own loads + the peer's multicast), so each expects it all.
+      ptx::mbar_arrive_expect_tx(full, stage_bytes);
+      const uint32_t a_dst = sm.base + T::kOffA + s * T::kABytes + a_dst_off;
+      const uint32_t b_dst = sm.base + T::kOffB + s * T::kBBytes + b_dst_off;
+      const int32_t kc = int32_t(kt * T::kBK);
+      auto load = [&](uint32_t dst, const CUtensorMap* map, int32_t row, bool hint) {
+        if (hint) {
+          ptx::tma_load_2d_hint(dst, map, full, kc, row, keep);
+        } else {
+          ptx::tma_load_2d(dst, map, full, kc, row);
+        }
+      };
+      auto load_multicast = [&](uint32_t dst, const CUtensorMap* map, int32_t row, bool hint) {
+        if (hint) {
+          ptx::tma_load_2d_multicast_hint(dst, map, full, kc, row, uint16_t((1u << CS) - 1), keep);
+        } else {
+          ptx::tma_load_2d_multicast(dst, map, full, kc, row, uint16_t((1u << CS) - 1));
+        }
+      };
+      if constexpr (CN > 1) {
+        load_multicast(a_dst, tmap_x, a_row, keep_x);
       } else {
-        ptx::mbar_wait(sm.empty + 8 * s, phase ^ 1);
-        u.issue(sm, s, kt, tmap_x, tmap_w, ep, keep);
+        load(a_dst, tmap_x, a_row, keep_x);
+      }
+      if constexpr (CM > 1) {
+        load_multicast(b_dst, tmap_w, b_row, keep_w);
+      } else {
+        load(b_dst, tmap_w, b_row, keep_w);
+        if (T::kColumnTail && whole_w) load(b_dst + T::kBBytes / 2, tmap_w, b_row2, keep_w);
       }
       if (++s == S) {
         s = 0;
@@ -675,7 +623,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     ptx::prefetch_tmap(&tmap_x);
     ptx::prefetch_tmap(&tmap_w);
     if constexpr (T::kTmaStore) ptx::prefetch_tmap(&tmap_y);
-    issue_early_stages<T>(&tmap_x, &tmap_w, ep, k, base);
   }
   // The peer CTA multicasts into our barriers, so they must be initialised cluster-wide before anyone loads.
   if constexpr (CS > 1) {

@@ -117,9 +117,6 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes,
 
   EpilogueParams ep = epilogue_params(a);
   ep.l2_hints = l2_hints;
-  // TGEMM_SM90_EARLY_RING=0 (A/B timing): the producer issues the first unit's stages from its loop instead.
-  static const bool early_ring = env_int("TGEMM_SM90_EARLY_RING", 1) != 0;
-  ep.early_ring = early_ring ? 1u : 0u;
 
   const uint64_t m_blocks = (uint64_t(p.m) + T::kBM - 1) / T::kBM;
   const uint64_t n_blocks = (uint64_t(p.n) + T::kBN - 1) / T::kBN;
