@@ -83,12 +83,6 @@ bool ws_early_ring() {
   return on;
 }
 
-// TGEMM_SKINNY_WS_PREFETCH_TMAP3=0 (A/B timing): the persistent kernel does not prefetch its 3D tensor maps.
-bool ws_prefetch_tmap3() {
-  static const bool on = env_switch("TGEMM_SKINNY_WS_PREFETCH_TMAP3");
-  return on;
-}
-
 // The smallest K the "auto" ws kernels split across blocks (skinny_config.h, kWsMinSplitK), or
 // TGEMM_SKINNY_WS_MIN_SPLIT_K=k (A/B timing).
 int64_t ws_min_split_k() {
@@ -188,7 +182,6 @@ class SkinnyKernel final : public Kernel {
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       tp.early_ring = ws_early_ring() ? 1 : 0;
-      tp.prefetch3 = ws_prefetch_tmap3() ? 1 : 0;
       if (sh.s > 1) {
         if (sh.s > kWsMaxSplits)  // the last block's sum holds at most that many slots (skinny_ws_kernel.cuh)
           return Status(StatusCode::internal, name_ + ": split across " + std::to_string(sh.s) + " blocks, more than " +

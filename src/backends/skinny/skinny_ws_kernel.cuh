@@ -132,11 +132,6 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const int64_t first = blockIdx.x < items && tp.early_ring ? min(int64_t(ST), (ue0 - ub0 + WK - 1) / WK) : 0;
   if (producer && lane == 0) {
     dev::init_ring(full0, empty0, ST, tp);
-    // The whole-stage copies go through the 3D maps, which init_ring (shared with skinny_tma) does not prefetch.
-    if (tp.use3 && tp.prefetch3) {
-      ptx::prefetch_tmap(&tp.w3);
-      ptx::prefetch_tmap(&tp.x3);
-    }
     // Before the PDL wait only L2 prefetches of W (see skinny_tma_kernel.cuh): the first tp.prefetch_units units of
     // this block's first item (skinny_config.h, kWsPrefetchBytes: one stage, not the whole ring).
     const int64_t pre = min(int64_t(tp.prefetch_units), min(ups, ku - ub0));
