@@ -93,6 +93,14 @@ int64_t ws_min_split_k() {
   return v;
 }
 
+// The persistent fixed-WK kernels take balanced row tiles (skinny_config.h, ws_tile_rows); TGEMM_SKINNY_WS_BALANCE=0
+// gives them tiles of 128 / WK rows (A/B timing). The "auto" kernels keep 128 / WK rows: their WK model and the table
+// rows that pick them were measured that way.
+bool ws_balance() {
+  static const bool on = env_switch("TGEMM_SKINNY_WS_BALANCE");
+  return on;
+}
+
 // TGEMM_SKINNY_WS_SPLIT=0: the persistent "auto" kernels never split K across blocks (A/B timing; WK as before).
 bool ws_split_enabled() {
   static const bool on = env_switch("TGEMM_SKINNY_WS_SPLIT");
@@ -124,7 +132,7 @@ class SkinnyKernel final : public Kernel {
   LaunchShape shape(const Problem& p, int sms) const {
     int split = cfg_.split_k;
     if (cfg_.ws) {
-      if (split > 0) return ws_launch_shape(p.n, p.k, split, sms);
+      if (split > 0) return ws_launch_shape(p.n, p.k, split, sms, ws_balance());
       // M tile 16 never splits across blocks: device call ws-3 (graph replay, forced split on / off) measured it
       // slower wherever the model chose a split (1280x8192 M=1 12.6 against 9.7 us, M=16 16.4 against 10.5;
       // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere. Run 80, with the stream's zeroed counters (no memset):
@@ -167,6 +175,8 @@ class SkinnyKernel final : public Kernel {
     prm.s = sh.s;
     prm.out_dtype = int(p.out_dtype);
     prm.bias_kind = (p.has_bias && a.bias != nullptr) ? (p.bias_dtype == DType::fp32 ? 2 : 1) : 0;
+    // The persistent kernel's rows per tile where they are fewer than its slot's (balanced tiles; never with a split).
+    const bool short_tiles = cfg_.ws && sh.s == 1 && sh.block_rows < (kBlockRowsMax >> sh.wk_log2);
 
     TmaParams tp;
     cudaLaunchConfig_t lc = {};
@@ -182,6 +192,7 @@ class SkinnyKernel final : public Kernel {
       tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       tp.early_ring = ws_early_ring() ? 1 : 0;
+      tp.tile_rows = short_tiles ? int(sh.block_rows) : 0;
       if (sh.s > 1) {
         if (sh.s > kWsMaxSplits)  // the last block's sum holds at most that many slots (skinny_ws_kernel.cuh)
           return Status(StatusCode::internal, name_ + ": split across " + std::to_string(sh.s) + " blocks, more than " +

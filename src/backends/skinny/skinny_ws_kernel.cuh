@@ -24,6 +24,12 @@
 // stage that reaches the partial unit at the end of K is fetched unit by unit with the 2D maps, which zero-fill
 // past K; there X unit wk sits in its own 1024-byte slot.
 //
+// Balanced row tiles (the fixed-WK kernels; skinny_config.h, ws_tile_rows): a tile may have TR < BR rows, a multiple
+// of 8, so that N spreads over the SMs' rounds (7168 rows: 128 tiles of 56 rather than 112 of 64). The W box is TR
+// rows; a 3D copy packs the stage's units TR rows apart, a unit-by-unit one leaves them in their BR-row slots. The
+// consumers read BR rows either way: those past TR belong to the next unit or are stale, and feed only accumulator
+// rows that are never stored.
+//
 // Reduction, fixed order, per tile: the consumer warps write their 16 x M partials to shared memory, sum them in
 // warp order (wk = 0, 1, ...), add bias and store. Only the 256 consumer threads take part (named barrier 1), so
 // the producer keeps filling the ring with the next tile meanwhile.
@@ -90,12 +96,15 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const int BRP = BR + kPartPad;
   const int m = p.m;
   const int ST = tp.stages;
-  const int64_t tiles = (p.n + BR - 1) / BR;
+  // Rows per tile (skinny_config.h, ws_tile_rows): TR <= BR; the slot keeps BR rows, of which the W box fills TR.
+  const int TR = tp.tile_rows > 0 ? tp.tile_rows : BR;
+  const int64_t tiles = (p.n + TR - 1) / TR;
   const int64_t ku = p.k_steps;                 // 64-element units of K
   const int S = p.s;                            // blocks along K per tile
   const int64_t ups = S > 1 ? p.sps : ku;       // units per split, a multiple of WK when S > 1
   const int64_t items = tiles * S;
-  const uint32_t wbytes = uint32_t(BR) * 128;
+  const uint32_t wbytes = uint32_t(BR) * 128;   // a unit's W slot
+  const uint32_t wload = uint32_t(TR) * 128;    // what its W box brings
   const uint32_t xbytes = uint32_t(m) * 128;    // what the X box brings
   const uint32_t xslot = kWide ? uint32_t(MT) * 128 : uint32_t((m + 7) / 8) * 1024;
   const uint32_t stage_bytes = uint32_t(WK) * (wbytes + xslot);
@@ -104,12 +113,13 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const bool producer = warp == kWarps;
 
   // A stage: W, then X, of the WK units from u0 of the item ending at ue; one 3D copy each where the stage is whole
-  // units, else unit by unit with the 2D maps (zero fill past K).
+  // units, else unit by unit with the 2D maps (zero fill past K). A 3D box packs the units TR rows apart (TR a multiple
+  // of 8, so each unit starts on a 1024-byte swizzle period); unit by unit they sit BR rows apart in their slots.
   auto load_stage = [&](int slot, int row0, int64_t u0, int64_t ue) {
     const uint32_t full = full0 + 8 * slot;
     const uint32_t st = ring + uint32_t(slot) * stage_bytes;
     if (tp.use3 && u0 + WK <= tp.kfull) {
-      ptx::mbar_arrive_expect_tx(full, uint32_t(WK) * (wbytes + xbytes));
+      ptx::mbar_arrive_expect_tx(full, uint32_t(WK) * (wload + xbytes));
       dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
       if constexpr (kWide) {
         for (int q = 0; q < WK; ++q)
@@ -119,7 +129,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       }
     } else {
       const int units = int(min(int64_t(WK), ue - u0));
-      ptx::mbar_arrive_expect_tx(full, uint32_t(units) * (wbytes + xbytes));
+      ptx::mbar_arrive_expect_tx(full, uint32_t(units) * (wload + xbytes));
       for (int q = 0; q < units; ++q) {
         const int kc = int((u0 + q) * kTmaUnitK);
         ptx::tma_load_2d(st + q * wbytes, &tp.w, full, kc, row0);
@@ -135,7 +145,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     // Before the PDL wait only L2 prefetches of W (see skinny_tma_kernel.cuh): the first tp.prefetch_units units of
     // this block's first item (skinny_config.h, kWsPrefetchBytes: one stage, not the whole ring).
     const int64_t pre = min(int64_t(tp.prefetch_units), min(ups, ku - ub0));
-    for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int((ub0 + u) * kTmaUnitK), int(t0 * BR));
+    for (int64_t u = 0; u < pre; ++u) dev::tma_prefetch_2d(&tp.w, int((ub0 + u) * kTmaUnitK), int(t0 * TR));
   }
   // The barrier before the wait and the first ring issued in straight-line code right after it: the producer's loop
   // issued its first copy ~0.5 us after the release, though the block had entered early (run 225's trace; probably
@@ -149,13 +159,13 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
 
   if (producer) {
     if (lane == 0) {
-      for (int64_t i = 0; i < first; ++i) load_stage(int(i), int(t0 * BR), ub0 + i * WK, ue0);
+      for (int64_t i = 0; i < first; ++i) load_stage(int(i), int(t0 * TR), ub0 + i * WK, ue0);
       int slot = 0;
       uint32_t phase = 0;
       int64_t it = 0;
       for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
         const int64_t tile = item / S;
-        const int row0 = int(tile * BR);
+        const int row0 = int(tile * TR);
         const int64_t ub = (item - tile * S) * ups, ue = min(ub + ups, ku);
         for (int64_t u0 = ub; u0 < ue; u0 += WK, ++it) {
           if (it >= first) {
@@ -190,15 +200,18 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     // Every output this thread stores below is in column n0 + (tid & (BR - 1)) (kThreads is a multiple of BR), so its
     // one bias value is loaded here and its latency hides behind the main loop; loaded in the epilogue it stalled
     // every tile on a DRAM round trip (run 78: 0.3-0.8 us per launch with bias, e.g. 1x6144x4096 16.7 -> 16.0).
-    const int64_t n_bias = tile * BR + (tid & (BR - 1));
-    const float bias = p.bias_kind && n_bias < p.n ? dev::load_bias<T>(p.bias, p.bias_kind, n_bias) : 0.f;
+    const int64_t n_bias = tile * TR + (tid & (BR - 1));
+    const float bias =
+        p.bias_kind && (tid & (BR - 1)) < TR && n_bias < p.n ? dev::load_bias<T>(p.bias, p.bias_kind, n_bias) : 0.f;
     for (int64_t u0 = ub; u0 < ue; u0 += WK) {
       const bool live = u0 + wk < ue;  // warp-uniform (warpgroup-uniform when kWide)
       if constexpr (kWide) {
         ptx::mbar_wait(full0 + 8 * slot, phase);
         if (live) {
           const uint32_t st = ring + uint32_t(slot) * stage_bytes;
-          const uint64_t da = wgmma::desc_sw128(st + uint32_t(wk) * wbytes + uint32_t(wn >> 2) * 64 * 128);
+          const bool packed = tp.use3 && u0 + WK <= tp.kfull;
+          const uint64_t da =
+              wgmma::desc_sw128(st + uint32_t(wk) * (packed ? wload : wbytes) + uint32_t(wn >> 2) * 64 * 128);
           const uint64_t db = wgmma::desc_sw128(st + uint32_t(WK) * wbytes + uint32_t(wk) * xslot);
           // acc[NB][4] is the wgmma accumulator d[MT / 2] in the same order (core/wgmma.cuh).
           float(&d)[MT / 2] = reinterpret_cast<float(&)[MT / 2]>(acc);
@@ -219,7 +232,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       }
       const bool packed = tp.use3 && u0 + WK <= tp.kfull;  // the producer's choice for this stage
       ptx::mbar_wait(full0 + 8 * slot, phase);
-      const uint32_t ws = ring + uint32_t(slot) * stage_bytes + uint32_t(wk) * wbytes;
+      const uint32_t ws = ring + uint32_t(slot) * stage_bytes + uint32_t(wk) * (packed ? wload : wbytes);
       const uint32_t xr = ring + uint32_t(slot) * stage_bytes + uint32_t(WK) * wbytes;
       // Row (lane & 7) of M-block nb: its base and the swizzle term (row & 7) in either layout.
       const uint32_t xs = packed ? xr + rx * 128 : xr + uint32_t(wk) * xslot + b_row;
@@ -235,7 +248,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     }
 
     // This tile's partials -> part[wk][mm][row] (rows padded to BRP floats), then the fixed-order sum.
-    const int64_t n0 = tile * BR;
+    const int64_t n0 = tile * TR;
     dev::write_partials<NB>(part, acc, BRP, wk, wn * kWarpRows + g, t, m);
     dev::consumer_sync();
     const int total = m * BR;
@@ -243,7 +256,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       for (int idx = tid; idx < total; idx += kThreads) {
         const int mm = idx >> brl, r = idx & (BR - 1);
         const int64_t n = n0 + r;
-        if (n >= p.n) continue;
+        if (r >= TR || n >= p.n) continue;
         float v = dev::sum_partials(part, BRP, MT, WK, mm, r);
         if (p.bias_kind) v += bias;
         dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + n, v);
