@@ -98,6 +98,14 @@ TEST(SkinnyWs, DefaultRingDepthByM) {
   EXPECT_EQ(ws_default_stage_cap(16), 5);
   EXPECT_EQ(ws_default_stage_cap(17), kWsMaxStages);
   EXPECT_EQ(ws_default_stage_cap(64), kWsMaxStages);
+  // Balanced tiles keep the W bytes in flight: 40 of 64 rows take 6 stages at M <= 8, 56 of 64 still 4.
+  EXPECT_EQ(ws_default_stage_cap(1, 64, 64), 4);
+  EXPECT_EQ(ws_default_stage_cap(1, 40, 64), 6);
+  EXPECT_EQ(ws_default_stage_cap(8, 56, 64), 4);
+  EXPECT_EQ(ws_default_stage_cap(16, 40, 64), 8);
+  EXPECT_EQ(ws_default_stage_cap(16, 8, 16), 10);
+  EXPECT_EQ(ws_default_stage_cap(32, 16, 32), kWsMaxStages);
+  EXPECT_EQ(ws_default_stage_cap(1, 0, 64), 4);  // 0 rows: the slot's
 }
 
 TEST(SkinnyWs, GeneratedNames) {

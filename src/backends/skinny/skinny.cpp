@@ -48,15 +48,16 @@ bool ws3_enabled() {
   return on;
 }
 
-// The persistent kernel's ring depth for M (skinny_config.h, ws_default_stage_cap), or TGEMM_SKINNY_WS_STAGES=n (2..16,
-// every M; A/B timing of the bytes in flight). Shared memory may allow fewer (ws_stages).
-int ws_stage_cap(int64_t m) {
+// The persistent kernel's ring depth for M and its tiles' rows (skinny_config.h, ws_default_stage_cap), or
+// TGEMM_SKINNY_WS_STAGES=n (2..16, every M; A/B timing of the bytes in flight). Shared memory may allow fewer
+// (ws_stages).
+int ws_stage_cap(int64_t m, int tile_rows, int slot_rows) {
   static const int env = [] {
     const int v = env_int("TGEMM_SKINNY_WS_STAGES", 0);
     return v >= 2 && v <= kWsMaxStages ? v : 0;
   }();
   if (env > 0) return env;
-  return ws_default_stage_cap(m);
+  return ws_default_stage_cap(m, tile_rows, slot_rows);
 }
 
 // The persistent kernel's L2 prefetch before its PDL wait (skinny_config.h, kWsPrefetchBytes), or
@@ -189,7 +190,8 @@ class SkinnyKernel final : public Kernel {
       tp.x_rows = int(p.m);
       // The wgmma M tile gives every unit's X an MT-row slot (skinny_config.h, ws_wide).
       const int xm = ws_wide(cfg_.max_m) ? cfg_.max_m : int(p.m);
-      tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m), ws_stage_cap(p.m));
+      tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m),
+                           ws_stage_cap(p.m, int(sh.block_rows), kBlockRowsMax >> sh.wk_log2));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       tp.early_ring = ws_early_ring() ? 1 : 0;
       tp.tile_rows = short_tiles ? int(sh.block_rows) : 0;

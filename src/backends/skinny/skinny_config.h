@@ -87,6 +87,14 @@ inline constexpr int kWsMidMaxM = 16;
 constexpr int ws_default_stage_cap(int64_t m) {
   return m <= kWsShallowMaxM ? kWsDefaultStages : m <= kWsMidMaxM ? kWsMidStages : kWsMaxStages;
 }
+// With balanced tiles of TR < BR rows (ws_tile_rows) a stage carries TR / BR of the W bytes, so the ring takes
+// BR / TR times the stages (rounded down; kWsMaxStages at most): the W bytes in flight of the BR-row ring. Run 245
+// (graph replay, sk2 kernels, M = 1 / 8 / 16): 4608 x 3584 with 40-row tiles 0.97 -> 1.05x cuBLASLt at M = 1 with 6
+// stages instead of 4, 7168 x 8192 with 56-row tiles best at 4 (6: -2.5%).
+constexpr int ws_default_stage_cap(int64_t m, int tile_rows, int slot_rows) {
+  const int64_t st = int64_t(ws_default_stage_cap(m)) * slot_rows / (tile_rows > 0 ? tile_rows : slot_rows);
+  return st < kWsMaxStages ? int(st) : kWsMaxStages;
+}
 // W bytes per block prefetched into L2 before the PDL wait: one stage. Prefetching the whole ring (64 KB at M <= 8,
 // up to 176 KB at M = 16) made the decode layers slower (docs/benchmarks.md runs 47-48; graph replay, 14 layers x
 // 3 ws kernels, x cuBLASLt in the same process): against it, 16 KB +3.6% (geometric mean; 16 x 4096 x 4096 +10%),
