@@ -29,7 +29,12 @@ std::vector<Case> cases_for(const Kernel& k) {
     // (skinny_config.h, ws_auto_shape), the last split ending in a partial unit.
     shapes.push_back({l.max_m, 1031, 8216});
     // The same with N a multiple of 8, which the persistent (TMA) kernels need for ldy.
-    if (k.name().find("_ws_") != std::string::npos) shapes.push_back({l.max_m, 1032, 8216});
+    if (k.name().find("_ws_") != std::string::npos) {
+      shapes.push_back({l.max_m, 1032, 8216});
+      // Balanced row tiles of a row count that is no multiple of 8 (skinny_config.h, ws_tile_rows: 28 rows for WK 4,
+      // 14 for WK 8), packed stages and a partial last unit.
+      shapes.push_back({l.max_m > 1 ? l.max_m - 1 : 1, 3584, 1048});
+    }
   } else {
     shapes = {{128, 256, 64}, {300, 520, 1280}, {1000, 1000, 264}, {1, 8, 8}, {129, 136, 72}, {2048, 768, 2048}};
     // sm90 split-K (_skauto): {300, 520, 1280} already runs with 2 splits; {256, 1280, 4096} with 4 (64x160) or

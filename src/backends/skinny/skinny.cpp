@@ -133,7 +133,7 @@ class SkinnyKernel final : public Kernel {
   LaunchShape shape(const Problem& p, int sms) const {
     int split = cfg_.split_k;
     if (cfg_.ws) {
-      if (split > 0) return ws_launch_shape(p.n, p.k, split, sms, ws_balance());
+      if (split > 0) return ws_launch_shape(p.n, p.k, split, sms, !ws_balance() ? 0 : ws_wide(cfg_.max_m) ? 8 : 1);
       // M tile 16 never splits across blocks: device call ws-3 (graph replay, forced split on / off) measured it
       // slower wherever the model chose a split (1280x8192 M=1 12.6 against 9.7 us, M=16 16.4 against 10.5;
       // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere. Run 80, with the stream's zeroed counters (no memset):

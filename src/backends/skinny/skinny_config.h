@@ -271,13 +271,15 @@ inline int tma_auto_split(int64_t n, int64_t k, int sms) {
 // Balanced row tiles: the rows of a tile (TR <= BR = 128 / WK) that spread N over the rounds of BR-row tiles as evenly
 // as the SMs allow, so that no block streams more rows than it must. 4608 rows in 64-row tiles are 72 tiles (60 SMs
 // idle), in 16-row tiles 288 (3 rounds for 24 SMs, 48 rows where the mean is 35); 35-row tiles are 132 tiles of one
-// round. The slot layout stays BR rows (the rows past TR are stale in shared memory and feed only accumulator rows that
-// are never stored, as the X rows past M do), so only the W box, the tile's first row and the stores change.
-// At least max(8, BR / 2) rows: more, smaller tiles than that would add per-tile cost (session 21's 8-row tiles).
-inline int ws_tile_rows(int64_t n, int br, int sms) {
+// round. The slot layout stays BR rows (the rows past TR are the next unit's or stale, and feed only accumulator rows
+// that are never stored, as the X rows past M do), so only the W box, the tile's first row, the stores and the
+// swizzle phase of a packed unit change (skinny_ws_kernel.cuh). TR is a multiple of `align`: 8 for the wgmma M tile,
+// whose descriptors need each unit on a 1024-byte swizzle period, 1 for ldmatrix. At least max(8, BR / 2) rows: more,
+// smaller tiles than that would add per-tile cost (session 21's 8-row tiles).
+inline int ws_tile_rows(int64_t n, int br, int sms, int align = 1) {
   const int64_t per_round = int64_t(br) * sms;
   const int64_t rounds = (n + per_round - 1) / per_round;
-  int64_t tr = ((n + rounds * sms - 1) / (rounds * sms) + 7) / 8 * 8;
+  int64_t tr = ((n + rounds * sms - 1) / (rounds * sms) + align - 1) / align * align;
   const int64_t lo = br / 2 > 8 ? br / 2 : 8;
   if (tr < lo) tr = lo;
   if (tr > br) tr = br;
@@ -286,12 +288,13 @@ inline int ws_tile_rows(int64_t n, int br, int sms) {
 
 // The persistent kernel's layout for (N, K) with WK warps along K: tiles of BR = 128 / WK rows, K in 64-element
 // units (k_steps), grid = min(tiles, sms) blocks (blocks = grid, row_tiles = tiles; s = 1, sps unused).
-inline LaunchShape ws_launch_shape(int64_t n, int64_t k, int wk, int sms, bool balance = false) {
+// balance_align > 0: balanced tiles (ws_tile_rows) of a multiple of that many rows.
+inline LaunchShape ws_launch_shape(int64_t n, int64_t k, int wk, int sms, int balance_align = 0) {
   LaunchShape sh = split_layout(n, wk, kWsMaxWk);
   sh.k_steps = k / kTmaUnitK + (k % kTmaUnitK != 0);  // no k + 63: k may be any int64 here
   sh.sps = sh.k_steps;
-  if (balance && n > 0 && sms > 0) {
-    sh.block_rows = ws_tile_rows(n, sh.block_rows, sms);
+  if (balance_align > 0 && n > 0 && sms > 0) {
+    sh.block_rows = ws_tile_rows(n, sh.block_rows, sms, balance_align);
     sh.row_tiles = (n + sh.block_rows - 1) / sh.block_rows;
   }
   sh.blocks = sh.row_tiles < sms ? sh.row_tiles : sms;

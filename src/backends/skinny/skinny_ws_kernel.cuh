@@ -24,11 +24,12 @@
 // stage that reaches the partial unit at the end of K is fetched unit by unit with the 2D maps, which zero-fill
 // past K; there X unit wk sits in its own 1024-byte slot.
 //
-// Balanced row tiles (the fixed-WK kernels; skinny_config.h, ws_tile_rows): a tile may have TR < BR rows, a multiple
-// of 8, so that N spreads over the SMs' rounds (7168 rows: 128 tiles of 56 rather than 112 of 64). The W box is TR
-// rows; a 3D copy packs the stage's units TR rows apart, a unit-by-unit one leaves them in their BR-row slots. The
-// consumers read BR rows either way: those past TR belong to the next unit or are stale, and feed only accumulator
-// rows that are never stored.
+// Balanced row tiles (the fixed-WK kernels; skinny_config.h, ws_tile_rows): a tile may have TR < BR rows, so that N
+// spreads over the SMs' rounds (7168 rows: 131 tiles of 55 rather than 112 of 64). The W box is TR rows; a 3D copy
+// packs the stage's units TR rows apart (row r of unit wk is the box's row wk * TR + r, swizzled by its & 7, as the
+// packed X rows are), a unit-by-unit one leaves them in their BR-row slots. The consumers read BR rows either way:
+// those past TR belong to the next unit or are stale, and feed only accumulator rows that are never stored. The wgmma
+// M tile takes TR a multiple of 8, so that each unit's descriptor starts on a 1024-byte swizzle period.
 //
 // Reduction, fixed order, per tile: the consumer warps write their 16 x M partials to shared memory, sum them in
 // warp order (wk = 0, 1, ...), add bias and store. Only the 256 consumer threads take part (named barrier 1), so
@@ -239,7 +240,9 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       const uint32_t xsw = packed ? (rx & 7) : sw;
       uint32_t a[4][4];
       uint32_t b[NB][2][4];
-      if (live) dev::ldsm_step<NB>(a, b, ws + a_row, a_hi, sw, xs, b_hi, xsw, m);
+      // A packed unit starts TR rows after the previous one, so its rows' swizzle phase is shifted by wk * TR.
+      const uint32_t wsw = packed ? (uint32_t(wk * TR) + lane) & 7 : sw;
+      if (live) dev::ldsm_step<NB>(a, b, ws + a_row, a_hi, wsw, xs, b_hi, xsw, m);
       dev::mma_then_release<T, NB>(acc, a, b, m, live, empty0 + 8 * slot, lane);
       if (++slot == ST) {
         slot = 0;
