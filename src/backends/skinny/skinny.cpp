@@ -102,6 +102,18 @@ bool ws_balance() {
   return on;
 }
 
+// The row multiple of balanced tiles (0: not balanced): 8 for the wgmma M tile (ws_tile_rows), else 1, or
+// TGEMM_SKINNY_WS_TILE_ALIGN=a (a power of two up to 8; A/B timing).
+int ws_balance_align(int mt) {
+  static const int env = [] {
+    const int v = env_int("TGEMM_SKINNY_WS_TILE_ALIGN", 0);
+    return v == 1 || v == 2 || v == 4 || v == 8 ? v : 0;
+  }();
+  if (!ws_balance()) return 0;
+  if (ws_wide(mt)) return 8;
+  return env > 0 ? env : 1;
+}
+
 // TGEMM_SKINNY_WS_SPLIT=0: the persistent "auto" kernels never split K across blocks (A/B timing; WK as before).
 bool ws_split_enabled() {
   static const bool on = env_switch("TGEMM_SKINNY_WS_SPLIT");
@@ -133,7 +145,7 @@ class SkinnyKernel final : public Kernel {
   LaunchShape shape(const Problem& p, int sms) const {
     int split = cfg_.split_k;
     if (cfg_.ws) {
-      if (split > 0) return ws_launch_shape(p.n, p.k, split, sms, !ws_balance() ? 0 : ws_wide(cfg_.max_m) ? 8 : 1);
+      if (split > 0) return ws_launch_shape(p.n, p.k, split, sms, ws_balance_align(cfg_.max_m));
       // M tile 16 never splits across blocks: device call ws-3 (graph replay, forced split on / off) measured it
       // slower wherever the model chose a split (1280x8192 M=1 12.6 against 9.7 us, M=16 16.4 against 10.5;
       // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere. Run 80, with the stream's zeroed counters (no memset):
