@@ -26,28 +26,29 @@ TEST(SkinnyWs, LaunchShapeWalksRowTilesWithOneBlockPerSm) {
   EXPECT_EQ(ws_launch_shape(3, 8, 1, 132).blocks, 1);
 }
 
-// Balanced row tiles (ws_tile_rows): 7168 rows in 64-row slots are 112 tiles of 64 rows; 131 tiles of 55 rows stream
-// 14% fewer rows per block (run 242, 56-row tiles: 1 x 7168 x 8192 on sk2 1.01 -> 1.08x cuBLASLt).
+// Balanced row tiles (ws_tile_rows): 7168 rows in 64-row slots are 112 tiles of 64 rows; 128 tiles of 56 rows stream
+// 12.5% fewer rows per block (run 242: 1 x 7168 x 8192 on sk2 1.01 -> 1.08x cuBLASLt).
 TEST(SkinnyWs, BalancedTileRows) {
   EXPECT_EQ(ws_tile_rows(7168, 64, 132), 55);
   EXPECT_EQ(ws_tile_rows(7168, 64, 132, 8), 56);  // the wgmma M tile: whole swizzle periods
   EXPECT_EQ(ws_tile_rows(4608, 64, 132), 35);     // 132 tiles
+  EXPECT_EQ(ws_tile_rows(4608, 64, 132, 4), 36);  // 128 tiles (the ldmatrix kernels' alignment)
   EXPECT_EQ(ws_tile_rows(4608, 64, 132, 8), 40);  // 116 tiles
-  EXPECT_EQ(ws_tile_rows(3584, 32, 132), 28);     // 128 tiles where 32-row ones are 112
+  EXPECT_EQ(ws_tile_rows(3584, 32, 132, 4), 28);  // 128 tiles where 32-row ones are 112
   EXPECT_EQ(ws_tile_rows(6144, 64, 132), 47);
   EXPECT_EQ(ws_tile_rows(4608, 32, 132), 18);   // 256 tiles: 36 rows per block where 144 tiles of 32 give 64
   EXPECT_EQ(ws_tile_rows(4096, 32, 132), 32);   // 128 tiles: one round already
   EXPECT_EQ(ws_tile_rows(28672, 16, 132), 16);  // many rounds: the slot's rows
   EXPECT_EQ(ws_tile_rows(1024, 16, 132), 8);    // one round of 128 tiles of 8 rows on 128 SMs
   EXPECT_EQ(ws_tile_rows(1000, 128, 132), 64);  // never below half the slot
-  const LaunchShape sh = ws_launch_shape(7168, 8192, 2, 132, 1);
-  EXPECT_EQ(sh.block_rows, 55);
-  EXPECT_EQ(sh.row_tiles, 131);
-  EXPECT_EQ(sh.blocks, 131);
+  const LaunchShape sh = ws_launch_shape(7168, 8192, 2, 132, 4);
+  EXPECT_EQ(sh.block_rows, 56);
+  EXPECT_EQ(sh.row_tiles, 128);
+  EXPECT_EQ(sh.blocks, 128);
   EXPECT_EQ(ws_launch_shape(7168, 8192, 2, 132).block_rows, 64);  // unbalanced unless asked
   // For every N, WK and alignment: a multiple of it within [max(8, BR / 2), BR], and no block streams more rows than
   // with BR-row tiles.
-  for (int align : {1, 8})
+  for (int align : {1, 4, 8})
   for (int wk = 1; wk <= kWsMaxWk; wk *= 2) {
     const int br = kBlockRowsMax / wk;
     for (int64_t n : {int64_t(1), int64_t(7), int64_t(8), int64_t(100), int64_t(1031), int64_t(2112), int64_t(3584),

@@ -31,8 +31,8 @@ std::vector<Case> cases_for(const Kernel& k) {
     // The same with N a multiple of 8, which the persistent (TMA) kernels need for ldy.
     if (k.name().find("_ws_") != std::string::npos) {
       shapes.push_back({l.max_m, 1032, 8216});
-      // Balanced row tiles of a row count that is no multiple of 8 (skinny_config.h, ws_tile_rows: 28 rows for WK 4,
-      // 14 for WK 8), packed stages and a partial last unit.
+      // Balanced row tiles of a row count that is no multiple of 8 (skinny_config.h, ws_tile_rows: 28 rows for WK 4),
+      // packed stages and a partial last unit.
       shapes.push_back({l.max_m > 1 ? l.max_m - 1 : 1, 3584, 1048});
     }
   } else {

@@ -102,8 +102,10 @@ bool ws_balance() {
   return on;
 }
 
-// The row multiple of balanced tiles (0: not balanced): 8 for the wgmma M tile (ws_tile_rows), else 1, or
-// TGEMM_SKINNY_WS_TILE_ALIGN=a (a power of two up to 8; A/B timing).
+// The row multiple of balanced tiles (0: not balanced): 8 for the wgmma M tile (ws_tile_rows), else 4, or
+// TGEMM_SKINNY_WS_TILE_ALIGN=a (1, 2, 4 or 8; A/B timing). Run 248 (graph replay, M = 1 / 8): 4608 x 3584 on m32 sk2
+// 1.00 / 0.97x cuBLASLt with 35-row tiles, 1.025 / 0.98x with 36, 1.022 / 0.99x with 40; 3584 x 18944 on sk4 1.085x
+// with 28-row tiles (alignment 1 or 4), 1.03x with 32.
 int ws_balance_align(int mt) {
   static const int env = [] {
     const int v = env_int("TGEMM_SKINNY_WS_TILE_ALIGN", 0);
@@ -111,7 +113,7 @@ int ws_balance_align(int mt) {
   }();
   if (!ws_balance()) return 0;
   if (ws_wide(mt)) return 8;
-  return env > 0 ? env : 1;
+  return env > 0 ? env : 4;
 }
 
 // TGEMM_SKINNY_WS_SPLIT=0: the persistent "auto" kernels never split K across blocks (A/B timing; WK as before).

@@ -274,8 +274,9 @@ inline int tma_auto_split(int64_t n, int64_t k, int sms) {
 // round. The slot layout stays BR rows (the rows past TR are the next unit's or stale, and feed only accumulator rows
 // that are never stored, as the X rows past M do), so only the W box, the tile's first row, the stores and the
 // swizzle phase of a packed unit change (skinny_ws_kernel.cuh). TR is a multiple of `align`: 8 for the wgmma M tile,
-// whose descriptors need each unit on a 1024-byte swizzle period, 1 for ldmatrix. At least max(8, BR / 2) rows: more,
-// smaller tiles than that would add per-tile cost (session 21's 8-row tiles).
+// whose descriptors need each unit on a 1024-byte swizzle period; 4 for ldmatrix (skinny.cpp, ws_balance_align: 35-row
+// tiles ran 2-3% slower than 36-row ones). At least max(8, BR / 2) rows: more, smaller tiles than that would add
+// per-tile cost (session 21's 8-row tiles).
 inline int ws_tile_rows(int64_t n, int br, int sms, int align = 1) {
   const int64_t per_round = int64_t(br) * sms;
   const int64_t rounds = (n + per_round - 1) / per_round;
