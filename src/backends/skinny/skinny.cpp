@@ -94,9 +94,9 @@ int64_t ws_min_split_k() {
   return v;
 }
 
-// The persistent fixed-WK kernels take balanced row tiles (skinny_config.h, ws_tile_rows); TGEMM_SKINNY_WS_BALANCE=0
-// gives them tiles of 128 / WK rows (A/B timing). The "auto" kernels keep 128 / WK rows: their WK model and the table
-// rows that pick them were measured that way.
+// The persistent kernels take balanced row tiles (skinny_config.h, ws_tile_rows) wherever K stays in one block (the
+// "auto" ones after choosing their WK as before); TGEMM_SKINNY_WS_BALANCE=0 gives them tiles of 128 / WK rows (A/B
+// timing).
 bool ws_balance() {
   static const bool on = env_switch("TGEMM_SKINNY_WS_BALANCE");
   return on;
@@ -153,9 +153,12 @@ class SkinnyKernel final : public Kernel {
       // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere. Run 80, with the stream's zeroed counters (no memset):
       // no better (1280x8192 M=1 9.1 against 9.4, M=16 10.1 against 9.8; 4608x3584 M=1 12.7 against 13.5, M=16 15.0
       // against 14.3), and ws_auto_shape's tile choice cost 6144x4096 2 us.
+      // The WK (and split) of the model, then balanced tiles where K stays in one block.
+      const int align = ws_balance_align(cfg_.max_m);
       if (cfg_.max_m <= 16 || !ws_split_enabled())
-        return ws_launch_shape(p.n, p.k, ws_auto_wk(p.n, p.k, sms, cfg_.max_wk()), sms);
-      return ws_auto_shape(p.m, p.n, p.k, cfg_.max_wk(), sms, ws_min_split_k());
+        return ws_launch_shape(p.n, p.k, ws_auto_wk(p.n, p.k, sms, cfg_.max_wk()), sms, align);
+      const LaunchShape sh = ws_auto_shape(p.m, p.n, p.k, cfg_.max_wk(), sms, ws_min_split_k());
+      return sh.s == 1 ? ws_launch_shape(p.n, p.k, 1 << sh.wk_log2, sms, align) : sh;
     }
     if (cfg_.tma) return tma_launch_shape(p.n, p.k, split > 0 ? split : tma_auto_split(p.n, p.k, sms));
     if (split <= 0) split = auto_split(p.m, p.n, p.k, cfg_.max_wk(), sms, kBlocksPerSm, cfg_.depth());

@@ -24,7 +24,7 @@
 // stage that reaches the partial unit at the end of K is fetched unit by unit with the 2D maps, which zero-fill
 // past K; there X unit wk sits in its own 1024-byte slot.
 //
-// Balanced row tiles (the fixed-WK kernels; skinny_config.h, ws_tile_rows): a tile may have TR < BR rows, so that N
+// Balanced row tiles (where K stays in one block; skinny_config.h, ws_tile_rows): a tile may have TR < BR rows, so that N
 // spreads over the SMs' rounds (7168 rows: 128 tiles of 56 rather than 112 of 64). The W box is TR rows; a 3D copy
 // packs the stage's units TR rows apart (row r of unit wk is the box's row wk * TR + r, swizzled by its & 7, as the
 // packed X rows are), a unit-by-unit one leaves them in their BR-row slots. The consumers read BR rows either way:
