@@ -102,16 +102,17 @@ bool ws_balance() {
   return on;
 }
 
-// The row multiple of balanced tiles (0: not balanced): 8 for the wgmma M tile (ws_tile_rows), else 4, or
+// The row multiple of balanced tiles (0: not balanced; M > kWsBalanceMaxM): 8 for the wgmma M tile (ws_tile_rows),
+// else 4, or
 // TGEMM_SKINNY_WS_TILE_ALIGN=a (1, 2, 4 or 8; A/B timing). Run 248 (graph replay, M = 1 / 8): 4608 x 3584 on m32 sk2
 // 1.00 / 0.97x cuBLASLt with 35-row tiles, 1.025 / 0.98x with 36, 1.022 / 0.99x with 40; 3584 x 18944 on sk4 1.085x
 // with 28-row tiles (alignment 1 or 4), 1.03x with 32.
-int ws_balance_align(int mt) {
+int ws_balance_align(int mt, int64_t m) {
   static const int env = [] {
     const int v = env_int("TGEMM_SKINNY_WS_TILE_ALIGN", 0);
     return v == 1 || v == 2 || v == 4 || v == 8 ? v : 0;
   }();
-  if (!ws_balance()) return 0;
+  if (!ws_balance() || m > kWsBalanceMaxM) return 0;
   if (ws_wide(mt)) return 8;
   return env > 0 ? env : 4;
 }
@@ -147,14 +148,14 @@ class SkinnyKernel final : public Kernel {
   LaunchShape shape(const Problem& p, int sms) const {
     int split = cfg_.split_k;
     if (cfg_.ws) {
-      if (split > 0) return ws_launch_shape(p.n, p.k, split, sms, ws_balance_align(cfg_.max_m));
+      if (split > 0) return ws_launch_shape(p.n, p.k, split, sms, ws_balance_align(cfg_.max_m, p.m));
       // M tile 16 never splits across blocks: device call ws-3 (graph replay, forced split on / off) measured it
       // slower wherever the model chose a split (1280x8192 M=1 12.6 against 9.7 us, M=16 16.4 against 10.5;
       // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere. Run 80, with the stream's zeroed counters (no memset):
       // no better (1280x8192 M=1 9.1 against 9.4, M=16 10.1 against 9.8; 4608x3584 M=1 12.7 against 13.5, M=16 15.0
       // against 14.3), and ws_auto_shape's tile choice cost 6144x4096 2 us.
       // The WK (and split) of the model, then balanced tiles where K stays in one block.
-      const int align = ws_balance_align(cfg_.max_m);
+      const int align = ws_balance_align(cfg_.max_m, p.m);
       if (cfg_.max_m <= 16 || !ws_split_enabled())
         return ws_launch_shape(p.n, p.k, ws_auto_wk(p.n, p.k, sms, cfg_.max_wk()), sms, align);
       const LaunchShape sh = ws_auto_shape(p.m, p.n, p.k, cfg_.max_wk(), sms, ws_min_split_k());

@@ -277,6 +277,10 @@ inline int tma_auto_split(int64_t n, int64_t k, int sms) {
 // whose descriptors need each unit on a 1024-byte swizzle period; 4 for ldmatrix (skinny.cpp, ws_balance_align: 35-row
 // tiles ran 2-3% slower than 36-row ones). At least max(8, BR / 2) rows: more, smaller tiles than that would add
 // per-tile cost (session 21's 8-row tiles).
+// Only up to M = 16 (kWsBalanceMaxM): every tile re-reads all of X (M rows per TR rows of W), so more tiles cost X
+// traffic. Run 251: 32 x 3584 x 3584 on the m32 auto kernel 1.108 -> 1.077x cuBLASLt with 28-row tiles, while at
+// M <= 16 the same tiles gained (16 x 3584 x 18944 1.04 -> 1.09x, run 247; 16 x 1280 x 8192 m16 auto 1.08 -> 1.18x).
+inline constexpr int64_t kWsBalanceMaxM = 16;
 inline int ws_tile_rows(int64_t n, int br, int sms, int align = 1) {
   const int64_t per_round = int64_t(br) * sms;
   const int64_t rounds = (n + per_round - 1) / per_round;
