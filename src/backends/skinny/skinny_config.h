@@ -174,7 +174,8 @@ struct Config {
     l.uses_tma = tma;
     l.min_m = 1;
     l.max_m = max_m;
-    // blockIdx.x = row_tile * S + rank < 2^31; a row tile is at least 16 rows (WK = 8), S <= 8.
+    // blockIdx.x = row_tile * S + rank < 2^31; a row tile is at least 16 rows (WK = 8), S <= 8. The persistent kernel's
+    // balanced tiles may have 8 rows, but it walks its tiles in a loop on at most one block per SM.
     l.tile_n = ws ? kWarpRows : tma ? kBlockRowsMax / kTmaMaxWk : kWarpRows;
     l.max_n_tiles = (int64_t(1) << 31) / kMaxCluster - 1;
     l.in_dtypes = dtype_bit(in);

@@ -24,8 +24,8 @@
 // stage that reaches the partial unit at the end of K is fetched unit by unit with the 2D maps, which zero-fill
 // past K; there X unit wk sits in its own 1024-byte slot.
 //
-// Balanced row tiles (where K stays in one block; skinny_config.h, ws_tile_rows): a tile may have TR < BR rows, so that N
-// spreads over the SMs' rounds (7168 rows: 128 tiles of 56 rather than 112 of 64). The W box is TR rows; a 3D copy
+// Balanced row tiles (M <= 16, K in one block; skinny_config.h, ws_tile_rows): a tile may have TR < BR rows, so that
+// N spreads over the SMs' rounds (7168 rows: 128 tiles of 56 rather than 112 of 64). The W box is TR rows; a 3D copy
 // packs the stage's units TR rows apart (row r of unit wk is the box's row wk * TR + r, swizzled by its & 7, as the
 // packed X rows are), a unit-by-unit one leaves them in their BR-row slots. The consumers read BR rows either way:
 // those past TR belong to the next unit or are stale, and feed only accumulator rows that are never stored. The wgmma
@@ -114,8 +114,9 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const bool producer = warp == kWarps;
 
   // A stage: W, then X, of the WK units from u0 of the item ending at ue; one 3D copy each where the stage is whole
-  // units, else unit by unit with the 2D maps (zero fill past K). A 3D box packs the units TR rows apart (TR a multiple
-  // of 8, so each unit starts on a 1024-byte swizzle period); unit by unit they sit BR rows apart in their slots.
+  // units, else unit by unit with the 2D maps (zero fill past K). A 3D box packs the units TR rows apart (the ldmatrix
+  // consumers shift their swizzle phase by wk * TR; the wgmma ones get TR a multiple of 8); unit by unit they sit BR
+  // rows apart in their slots.
   auto load_stage = [&](int slot, int row0, int64_t u0, int64_t ue) {
     const uint32_t full = full0 + 8 * slot;
     const uint32_t st = ring + uint32_t(slot) * stage_bytes;
