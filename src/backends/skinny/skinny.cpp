@@ -103,10 +103,9 @@ bool ws_balance() {
 }
 
 // The row multiple of balanced tiles (0: not balanced; M > kWsBalanceMaxM): 8 for the wgmma M tile (ws_tile_rows),
-// else 4, or
-// TGEMM_SKINNY_WS_TILE_ALIGN=a (1, 2, 4 or 8; A/B timing). Run 248 (graph replay, M = 1 / 8): 4608 x 3584 on m32 sk2
-// 1.00 / 0.97x cuBLASLt with 35-row tiles, 1.025 / 0.98x with 36, 1.022 / 0.99x with 40; 3584 x 18944 on sk4 1.085x
-// with 28-row tiles (alignment 1 or 4), 1.03x with 32.
+// else 4, or TGEMM_SKINNY_WS_TILE_ALIGN=a (1, 2, 4 or 8; A/B timing). Run 248 (graph replay, M = 1 / 8): 4608 x 3584
+// on m32 sk2 1.00 / 0.97x cuBLASLt with 35-row tiles, 1.025 / 0.98x with 36, 1.022 / 0.99x with 40; 3584 x 18944 on
+// sk4 1.085x with 28-row tiles (alignment 1 or 4), 1.03x with 32.
 int ws_balance_align(int mt, int64_t m) {
   static const int env = [] {
     const int v = env_int("TGEMM_SKINNY_WS_TILE_ALIGN", 0);
