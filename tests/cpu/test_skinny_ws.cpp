@@ -178,6 +178,10 @@ TEST(SkinnyWs, AutoShapeSplitsKOnlyWhereRowTilesAreFew) {
         EXPECT_EQ(sh.k_steps, (k + 63) / 64);
         EXPECT_LE(sh.blocks, 132);
         EXPECT_EQ(sh.blocks, std::min<int64_t>(sh.row_tiles * sh.s, 132));
+        // The kernel takes its tile rows from block_rows (TmaParams::tile_rows): the slot's 128 / WK at most, and all
+        // of them under a split, whose partial tiles are 128 / WK rows.
+        EXPECT_LE(sh.block_rows, kBlockRowsMax >> sh.wk_log2);
+        if (sh.s > 1) EXPECT_EQ(sh.block_rows, kBlockRowsMax >> sh.wk_log2) << n << "x" << k;
         if (sh.s == 1) {
           EXPECT_EQ(ws_workspace_bytes(sh, m), 0);
           continue;

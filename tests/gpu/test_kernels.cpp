@@ -34,6 +34,10 @@ std::vector<Case> cases_for(const Kernel& k) {
       // Balanced row tiles of a row count that is no multiple of 8 (skinny_config.h, ws_tile_rows: 28 rows for WK 4),
       // packed stages and a partial last unit.
       shapes.push_back({l.max_m > 1 ? l.max_m - 1 : 1, 3584, 1048});
+      // M tiles 32 and 64 balance only at M <= 16 (kWsBalanceMaxM): 28-row tiles on the M tile 32 kernels, and an
+      // 8-row X block partly used.
+      if (l.max_m > 16)
+        for (int64_t m : {9, 16}) shapes.push_back({m, 3584, 1048});
     }
   } else {
     shapes = {{128, 256, 64}, {300, 520, 1280}, {1000, 1000, 264}, {1, 8, 8}, {129, 136, 72}, {2048, 768, 2048}};

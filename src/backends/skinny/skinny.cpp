@@ -193,8 +193,6 @@ class SkinnyKernel final : public Kernel {
     prm.s = sh.s;
     prm.out_dtype = int(p.out_dtype);
     prm.bias_kind = (p.has_bias && a.bias != nullptr) ? (p.bias_dtype == DType::fp32 ? 2 : 1) : 0;
-    // The persistent kernel's rows per tile where they are fewer than its slot's (balanced tiles; never with a split).
-    const bool short_tiles = cfg_.ws && sh.s == 1 && sh.block_rows < (kBlockRowsMax >> sh.wk_log2);
 
     TmaParams tp;
     cudaLaunchConfig_t lc = {};
@@ -211,7 +209,7 @@ class SkinnyKernel final : public Kernel {
                            ws_stage_cap(p.m, int(sh.block_rows), kBlockRowsMax >> sh.wk_log2));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       tp.early_ring = ws_early_ring() ? 1 : 0;
-      tp.tile_rows = short_tiles ? int(sh.block_rows) : 0;
+      tp.tile_rows = int(sh.block_rows);  // the slot's 128 / WK rows, fewer with balanced tiles (ws_tile_rows)
       if (sh.s > 1) {
         if (sh.s > kWsMaxSplits)  // the last block's sum holds at most that many slots (skinny_ws_kernel.cuh)
           return Status(StatusCode::internal, name_ + ": split across " + std::to_string(sh.s) + " blocks, more than " +

@@ -117,10 +117,14 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   // units, else unit by unit with the 2D maps (zero fill past K). A 3D box packs the units TR rows apart (the ldmatrix
   // consumers shift their swizzle phase by wk * TR; the wgmma ones get TR a multiple of 8); unit by unit they sit BR
   // rows apart in their slots.
+  // Whether the stage from unit u0 came as one 3D copy (packed) or unit by unit: the producer's choice, which the
+  // consumers' addressing must follow; and where unit wk's W rows start in a stage at st.
+  auto packed = [&](int64_t u0) { return tp.use3 && u0 + WK <= tp.kfull; };
+  auto w_unit = [&](uint32_t st, bool pk) { return st + uint32_t(wk) * (pk ? wload : wbytes); };
   auto load_stage = [&](int slot, int row0, int64_t u0, int64_t ue) {
     const uint32_t full = full0 + 8 * slot;
     const uint32_t st = ring + uint32_t(slot) * stage_bytes;
-    if (tp.use3 && u0 + WK <= tp.kfull) {
+    if (packed(u0)) {
       ptx::mbar_arrive_expect_tx(full, uint32_t(WK) * (wload + xbytes));
       dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
       if constexpr (kWide) {
@@ -211,9 +215,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
         ptx::mbar_wait(full0 + 8 * slot, phase);
         if (live) {
           const uint32_t st = ring + uint32_t(slot) * stage_bytes;
-          const bool packed = tp.use3 && u0 + WK <= tp.kfull;
-          const uint64_t da =
-              wgmma::desc_sw128(st + uint32_t(wk) * (packed ? wload : wbytes) + uint32_t(wn >> 2) * 64 * 128);
+          const uint64_t da = wgmma::desc_sw128(w_unit(st, packed(u0)) + uint32_t(wn >> 2) * 64 * 128);
           const uint64_t db = wgmma::desc_sw128(st + uint32_t(WK) * wbytes + uint32_t(wk) * xslot);
           // acc[NB][4] is the wgmma accumulator d[MT / 2] in the same order (core/wgmma.cuh).
           float(&d)[MT / 2] = reinterpret_cast<float(&)[MT / 2]>(acc);
@@ -232,17 +234,18 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
         }
         continue;
       }
-      const bool packed = tp.use3 && u0 + WK <= tp.kfull;  // the producer's choice for this stage
+      const bool pk = packed(u0);
       ptx::mbar_wait(full0 + 8 * slot, phase);
-      const uint32_t ws = ring + uint32_t(slot) * stage_bytes + uint32_t(wk) * (packed ? wload : wbytes);
-      const uint32_t xr = ring + uint32_t(slot) * stage_bytes + uint32_t(WK) * wbytes;
+      const uint32_t st = ring + uint32_t(slot) * stage_bytes;
+      const uint32_t ws = w_unit(st, pk);
+      const uint32_t xr = st + uint32_t(WK) * wbytes;
       // Row (lane & 7) of M-block nb: its base and the swizzle term (row & 7) in either layout.
-      const uint32_t xs = packed ? xr + rx * 128 : xr + uint32_t(wk) * xslot + b_row;
-      const uint32_t xsw = packed ? (rx & 7) : sw;
+      const uint32_t xs = pk ? xr + rx * 128 : xr + uint32_t(wk) * xslot + b_row;
+      const uint32_t xsw = pk ? (rx & 7) : sw;
       uint32_t a[4][4];
       uint32_t b[NB][2][4];
       // A packed unit starts TR rows after the previous one, so its rows' swizzle phase is shifted by wk * TR.
-      const uint32_t wsw = packed ? (uint32_t(wk * TR) + lane) & 7 : sw;
+      const uint32_t wsw = pk ? (uint32_t(wk * TR) + lane) & 7 : sw;
       if (live) dev::ldsm_step<NB>(a, b, ws + a_row, a_hi, wsw, xs, b_hi, xsw, m);
       dev::mma_then_release<T, NB>(acc, a, b, m, live, empty0 + 8 * slot, lane);
       if (++slot == ST) {
