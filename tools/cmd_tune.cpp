@@ -86,7 +86,7 @@ struct Worker {
 
 // What a tune worker takes from its parent: the parent forwards these as it was given them, and both parse them with
 // parse_tune_options, so a worker runs with exactly the parent's options (and TuneOptions' defaults where none).
-const std::set<std::string> kTuneFlags = {"--no-confirm"};
+const std::set<std::string> kTuneFlags = {"--no-confirm", "--no-search"};
 const std::set<std::string> kTuneOptions = {"--libtype",   "--warmup",           "--iters",           "--err-ratio",
                                             "--timing",    "--finalists",        "--keep-default-pct", "--confirm-pause-ms"};
 
@@ -107,6 +107,7 @@ bench::TuneOptions parse_tune_options(Args& a) {
   opt.finalists = int(a.int_opt("--finalists", opt.finalists, 0, 1000));
   opt.keep_default_pct = a.double_opt("--keep-default-pct", opt.keep_default_pct, 0, 100);
   opt.confirm = !a.flag("--no-confirm");
+  opt.search = !a.flag("--no-search");
   opt.confirm_pause_ms = a.double_opt("--confirm-pause-ms", opt.confirm_pause_ms, 0, 60000);
   return opt;
 }
@@ -177,6 +178,8 @@ int cmd_tune(const std::vector<std::string>& argv) {
         "                                       timed against it again, A B A B as the bench does, and kept only if\n"
         "                                       faster there)\n"
         "  --confirm-pause-ms MS                idle this long before the confirm round (default 0; an A/B knob)\n"
+        "  --no-search                          cuBLASLt's heuristic answers only (by default also each answer with\n"
+        "                                       other cluster shapes, named cublaslt_a<id>_t<tile>_..._cl<cluster>)\n"
         "  --update-improved [--min-improvement-pct P]  retune shapes already in -o, replace only if P%% faster (default 3)\n"
         "  --retune                             retune shapes already in -o unconditionally\n"
         "  --profile-file F                     every candidate's result, CSV\n"

@@ -23,7 +23,10 @@ int default_index(const std::vector<CandidateResult>& results, const std::string
 
 std::vector<Plan> tune_candidates(const Dispatcher& d, const Problem& p, const DeviceInfo& dev, const TuneOptions& opt) {
   std::vector<Plan> out;
-  for (const Kernel* k : Registry::get().all()) {
+  std::vector<const Kernel*> kernels = Registry::get().all();
+  if (opt.search)
+    for (const Kernel* k : Registry::get().search(p)) kernels.push_back(k);
+  for (const Kernel* k : kernels) {
     if (std::find(opt.backends.begin(), opt.backends.end(), k->backend()) == opt.backends.end()) continue;
     if (std::find(opt.skip.begin(), opt.skip.end(), k->name()) != opt.skip.end()) continue;
     // A kernel built for a range of M (skinny: M <= 64) is no candidate outside it: the dispatcher would run it

@@ -32,7 +32,27 @@ const Registry& Registry::get() {
 const Kernel* Registry::find(std::string_view name) const {
   for (const Kernel* k : all_)
     if (k->name() == name) return k;
+  std::lock_guard<std::mutex> lock(made_mu_);
+  if (auto it = made_.find(name); it != made_.end()) return it->second.get();
+  for (const auto& b : backends_)
+    if (b.by_name)
+      if (std::unique_ptr<Kernel> k = b.by_name(name)) {
+        // The name must be the kernel's own, or a table would name one kernel two ways.
+        if (k->name() != name) return nullptr;
+        const Kernel* out = k.get();
+        made_.emplace(std::string(name), std::move(k));
+        return out;
+      }
   return nullptr;
+}
+
+std::vector<const Kernel*> Registry::search(const Problem& p) const {
+  std::vector<const Kernel*> out;
+  for (const auto& b : backends_)
+    if (b.search)
+      for (const std::string& name : b.search(p))
+        if (const Kernel* k = find(name)) out.push_back(k);
+  return out;
 }
 
 std::vector<const Kernel*> Registry::defaults(const Problem& p) const {

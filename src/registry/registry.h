@@ -3,7 +3,10 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +21,11 @@ struct BackendKernels {
   // Tried after cuBLASLt: slower than the vendor where both run, but able to run what it refuses (a bias dtype, a
   // leading dimension), so that such a problem is served rather than refused. Empty when none.
   std::function<std::vector<const Kernel*>(const Problem& p)> fallbacks;
+  // Kernels named by their configuration rather than registered one by one (cuBLASLt's configured algorithms,
+  // cublaslt_a...): the kernel a name stands for, made on first use; null for names this backend does not make.
+  std::function<std::unique_ptr<Kernel>(std::string_view name)> by_name;
+  // The tuner's extra candidates for p, as names by_name makes. Empty when none.
+  std::function<std::vector<std::string>(const Problem& p)> search;
 };
 
 // One per backend folder; each fills `out` with its kernels.
@@ -30,8 +38,12 @@ class Registry {
  public:
   static const Registry& get();
 
+  // A registered kernel, or one a backend makes from its name (BackendKernels::by_name; kept for the process).
   const Kernel* find(std::string_view name) const;
+  // The registered kernels (not those made by name).
   const std::vector<const Kernel*>& all() const { return all_; }
+  // The backends' extra tuning candidates for p (BackendKernels::search), made by name.
+  std::vector<const Kernel*> search(const Problem& p) const;
   // Untuned defaults over all backends: skinny, then sm90, then cuBLASLt.
   std::vector<const Kernel*> defaults(const Problem& p) const;
   // The backends' fallbacks for `p`, to try after every default (see BackendKernels::fallbacks).
@@ -45,6 +57,8 @@ class Registry {
   std::vector<const Kernel*> all_;
   const Kernel* cublaslt_ = nullptr;
   const Kernel* reference_ = nullptr;
+  mutable std::mutex made_mu_;
+  mutable std::map<std::string, std::unique_ptr<Kernel>, std::less<>> made_;  // by name; never erased
 };
 
 }  // namespace tgemm

@@ -6,13 +6,17 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backends/cublaslt/cublaslt.h"
+#include "backends/cublaslt/lt_algo.h"
 #include "registry/registry.h"
 
 namespace tgemm {
@@ -67,8 +71,8 @@ struct Prepared {
 // Bias type cuBLASLt is given: fp32 output takes an fp32 bias, so a bf16/fp16 bias is widened into the workspace.
 bool widen_bias(const Problem& p) { return p.has_bias && p.out_dtype == DType::fp32 && p.bias_dtype != DType::fp32; }
 
-Status prepare(cublasLtHandle_t h, const Problem& p, int want, std::unique_ptr<Prepared>* out) {
-  auto pr = std::make_unique<Prepared>();
+// The matmul descriptor and layouts of p.
+Status describe(const Problem& p, Prepared* pr) {
   cublasStatus_t s;
   if ((s = cublasLtMatmulDescCreate(&pr->op, CUBLAS_COMPUTE_32F, CUDA_R_32F)) != CUBLAS_STATUS_SUCCESS) return lt_error(s, "desc");
   cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
@@ -84,6 +88,14 @@ Status prepare(cublasLtHandle_t h, const Problem& p, int want, std::unique_ptr<P
   if ((s = cublasLtMatrixLayoutCreate(&pr->a, in, uint64_t(p.k), uint64_t(p.n), p.ldw)) != CUBLAS_STATUS_SUCCESS) return lt_error(s, "layout A");
   if ((s = cublasLtMatrixLayoutCreate(&pr->b, in, uint64_t(p.k), uint64_t(p.m), p.ldx)) != CUBLAS_STATUS_SUCCESS) return lt_error(s, "layout B");
   if ((s = cublasLtMatrixLayoutCreate(&pr->d, outt, uint64_t(p.n), uint64_t(p.m), p.ldy)) != CUBLAS_STATUS_SUCCESS) return lt_error(s, "layout D");
+  return Status::Ok();
+}
+
+// Descriptors and the heuristic's first `want` answers for p.
+Status prepare(cublasLtHandle_t h, const Problem& p, int want, std::unique_ptr<Prepared>* out) {
+  auto pr = std::make_unique<Prepared>();
+  if (Status st = describe(p, pr.get()); !st.ok()) return st;
+  cublasStatus_t s;
   cublasLtMatmulPreference_t pref = nullptr;
   if ((s = cublasLtMatmulPreferenceCreate(&pref)) != CUBLAS_STATUS_SUCCESS) return lt_error(s, "preference");
   size_t ws = kLtWorkspace;
@@ -105,7 +117,70 @@ Status prepare(cublasLtHandle_t h, const Problem& p, int want, std::unique_ptr<P
   return Status::Ok();
 }
 
+using cublaslt_detail::LtAlgoConfig;
+
+LtAlgoConfig config_of(const cublasLtMatmulAlgo_t& a) {
+  LtAlgoConfig c;
+  size_t w = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_ID, &c.id, sizeof c.id, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &c.tile, sizeof c.tile, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_STAGES_ID, &c.stages, sizeof c.stages, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &c.split_k, sizeof c.split_k, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &c.reduction, sizeof c.reduction, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &c.swizzle, sizeof c.swizzle, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &c.custom, sizeof c.custom, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &c.inner, sizeof c.inner, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &c.cluster, sizeof c.cluster, &w);
+  return c;
+}
+
+// Descriptors and the configured algorithm for p, if cuBLASLt runs it there: cublasLtMatmulAlgoCheck accepts it,
+// its workspace fits ours and the pointers are as aligned as it needs.
+Status prepare_config(cublasLtHandle_t h, const Problem& p, const LtAlgoConfig& c, std::unique_ptr<Prepared>* out) {
+  auto pr = std::make_unique<Prepared>();
+  if (Status st = describe(p, pr.get()); !st.ok()) return st;
+  cudaDataType_t in = cuda_type(p.in_dtype), outt = cuda_type(p.out_dtype);
+  cublasLtMatmulAlgo_t a = {};
+  if (cublasStatus_t s = cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, in, in, outt, outt, c.id, &a); s != CUBLAS_STATUS_SUCCESS)
+    return {StatusCode::not_supported, c.name() + ": " + lt_error(s, "algorithm " + std::to_string(c.id)).message()};
+  cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &c.tile, sizeof c.tile);
+  cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_STAGES_ID, &c.stages, sizeof c.stages);
+  cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &c.split_k, sizeof c.split_k);
+  cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &c.reduction, sizeof c.reduction);
+  cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &c.swizzle, sizeof c.swizzle);
+  cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &c.custom, sizeof c.custom);
+  cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &c.inner, sizeof c.inner);
+  cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &c.cluster, sizeof c.cluster);
+  // An attribute the algorithm does not take leaves it unchanged: the name must still be what runs.
+  if (!(config_of(a) == c)) return {StatusCode::not_supported, c.name() + ": cuBLASLt does not take this configuration"};
+  cublasLtMatmulHeuristicResult_t r = {};
+  if (cublasStatus_t s = cublasLtMatmulAlgoCheck(h, pr->op, pr->a, pr->b, pr->d, pr->d, &a, &r); s != CUBLAS_STATUS_SUCCESS)
+    return {StatusCode::not_supported, c.name() + ": " + lt_error(s, "algorithm check").message()};
+  r.algo = a;
+  if (r.workspaceSize > kLtWorkspace)
+    return {StatusCode::not_supported, c.name() + " needs " + std::to_string(r.workspaceSize) + " bytes of workspace, more than " +
+                                           std::to_string(kLtWorkspace)};
+  const struct {
+    cublasLtMatmulAlgoCapAttributes_t cap;
+    int have;
+    const char* what;
+  } aligns[] = {{CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, p.align_w, "W"}, {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, p.align_x, "X"},
+                {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, p.align_y, "Y"}, {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, p.align_y, "Y"}};
+  for (const auto& al : aligns) {
+    uint32_t need = 0;
+    size_t w = 0;
+    if (cublasLtMatmulAlgoCapGetAttribute(&a, al.cap, &need, sizeof need, &w) == CUBLAS_STATUS_SUCCESS && int64_t(need) > al.have)
+      return {StatusCode::not_supported, c.name() + " needs " + al.what + " aligned to " + std::to_string(need) + " bytes, got " +
+                                             std::to_string(al.have)};
+  }
+  pr->algos = {r};
+  *out = std::move(pr);
+  return Status::Ok();
+}
+
 // How many of the heuristic's answers are registered as kernels (cublaslt, cublaslt_h1, ...): the tuner's choices.
+// All it offers: asked for 32 on the H200 (CUDA 13.0), it gave 8 for nine shapes of the suites and 7 for
+// 16384 x 1024 x 4096 with bias (docs/benchmarks.md run 254, test CublasLtHeuristic).
 constexpr int kHeuristicCount = 8;
 
 }  // namespace
@@ -115,13 +190,18 @@ class CublasLtKernel final : public Kernel {
   // `index`: which of the heuristic's answers to run (0 = its first choice).
   explicit CublasLtKernel(int index) : index_(index) {
     name_ = index == 0 ? "cublaslt" : "cublaslt_h" + std::to_string(index);
-    // cuBLASLt takes 64-bit layouts; what it really does at M·N >= 2^31 and with 4 GiB+ operands was
-    // measured on the H200 (docs/cublaslt_limits.md). K == 0 is handled by the dispatcher.
-    limits_.k_zero = false;
-    limits_.ptr_align = 2;
+    init_limits();
+  }
+  // A configured algorithm (lt_algo.h): runs where cuBLASLt's check accepts it for the problem.
+  explicit CublasLtKernel(const LtAlgoConfig& c) : index_(0), config_(c) {
+    name_ = c.name();
+    init_limits();
   }
   const std::string& name() const override { return name_; }
   Backend backend() const override { return Backend::cublaslt; }
+  // A split of K summed in place in Y (CUBLASLT_REDUCTION_SCHEME_INPLACE) has no documented order; the workspace
+  // reductions and unsplit algorithms do. (Of the heuristic's answers only their configuration says which.)
+  bool deterministic() const override { return !config_ || config_->reduction != CUBLASLT_REDUCTION_SCHEME_INPLACE; }
   const Limits& limits() const override { return limits_; }
   // What cuBLASLt accepts, as seen on the H200 (CUBLASLT_LOG_LEVEL=2): the output is the input dtype or fp32
   // (bf16 in, fp16 out is NOT_SUPPORTED); the bias epilogue takes a bias of the output's dtype only
@@ -135,13 +215,13 @@ class CublasLtKernel final : public Kernel {
       return {Verdict::Kind::unsupported, "cuBLASLt's bias epilogue needs the bias in the output dtype (" +
                                               std::string(dtype_name(p.out_dtype)) + "), got " + std::string(dtype_name(p.bias_dtype))};
     Verdict v = check_limits(limits_, p);
-    if (!v.ok() || index_ == 0) return v;
+    if (!v.ok() || (index_ == 0 && !config_)) return v;
     int dev = 0;
     cublasLtHandle_t h = nullptr;
     const Prepared* pr = nullptr;
     if (cudaGetDevice(&dev) != cudaSuccess) {
       cudaGetLastError();
-      return {Verdict::Kind::unsupported, name_ + " needs a GPU to ask cuBLASLt's heuristic"};
+      return {Verdict::Kind::unsupported, name_ + (config_ ? " needs a GPU for cuBLASLt to check it" : " needs a GPU to ask cuBLASLt's heuristic")};
     }
     if (Status s = handle_for(dev, &h); !s.ok()) return {Verdict::Kind::unsupported, s.message()};
     if (Status s = lookup(h, dev, p, &pr); !s.ok()) return {Verdict::Kind::unsupported, s.message()};
@@ -190,7 +270,7 @@ class CublasLtKernel final : public Kernel {
     std::lock_guard<std::mutex> lock(cache_mu_);
     auto& slot = cache_[{dev, key(p)}];
     if (!slot) {
-      if (Status s = prepare(h, p, kHeuristicCount, &slot); !s.ok()) {
+      if (Status s = config_ ? prepare_config(h, p, *config_, &slot) : prepare(h, p, kHeuristicCount, &slot); !s.ok()) {
         slot.reset();
         return s;
       }
@@ -203,15 +283,72 @@ class CublasLtKernel final : public Kernel {
             int64_t(p.bias_dtype), p.align_x, p.align_w, p.align_y};
   }
 
+  void init_limits() {
+    // cuBLASLt takes 64-bit layouts; what it really does at M·N >= 2^31 and with 4 GiB+ operands was
+    // measured on the H200 (docs/cublaslt_limits.md). K == 0 is handled by the dispatcher.
+    limits_.k_zero = false;
+    limits_.ptr_align = 2;
+  }
+
   int index_;
+  std::optional<LtAlgoConfig> config_;
   std::string name_;
   Limits limits_;
   mutable std::mutex cache_mu_, bias_mu_;
   mutable std::map<std::pair<int, std::vector<int64_t>>, std::unique_ptr<Prepared>> cache_;
 };
 
+namespace cublaslt_detail {
+
+int heuristic_count() { return kHeuristicCount; }
+
+Status heuristic_algos(const Problem& p, int want, std::vector<std::array<uint64_t, 8>>* out) {
+  static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(std::array<uint64_t, 8>), "cuBLASLt's opaque algorithm");
+  int dev = 0;
+  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return {StatusCode::cuda_error, cudaGetErrorString(e)};
+  cublasLtHandle_t h = nullptr;
+  if (Status s = handle_for(dev, &h); !s.ok()) return s;
+  std::unique_ptr<Prepared> pr;
+  if (Status s = prepare(h, p, want, &pr); !s.ok()) return s;
+  out->resize(pr->algos.size());
+  for (size_t i = 0; i < pr->algos.size(); ++i) std::memcpy((*out)[i].data(), &pr->algos[i].algo, sizeof(cublasLtMatmulAlgo_t));
+  return Status::Ok();
+}
+
+std::vector<std::string> search_names(const Problem& p) {
+  std::vector<std::string> out;
+  int dev = 0;
+  cublasLtHandle_t h = nullptr;
+  std::unique_ptr<Prepared> heur;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return out;
+  }
+  if (!handle_for(dev, &h).ok() || !prepare(h, p, kHeuristicCount, &heur).ok()) return out;
+  std::vector<LtAlgoConfig> seen;
+  for (const auto& r : heur->algos) seen.push_back(config_of(r.algo));  // already cublaslt_h<i>
+  const size_t answers = seen.size();
+  for (size_t i = 0; i < answers; ++i)
+    for (uint16_t cl : kLtSearchClusters) {
+      LtAlgoConfig c = seen[i];
+      c.cluster = cl;
+      if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+      seen.push_back(c);
+      std::unique_ptr<Prepared> pr;
+      if (prepare_config(h, p, c, &pr).ok()) out.push_back(c.name());
+    }
+  return out;
+}
+
+}  // namespace cublaslt_detail
+
 void add_cublaslt_kernels(BackendKernels& out) {
   for (int i = 0; i < kHeuristicCount; ++i) out.kernels.push_back(std::make_unique<CublasLtKernel>(i));
+  out.by_name = [](std::string_view name) -> std::unique_ptr<Kernel> {
+    if (auto c = cublaslt_detail::parse_lt_algo_name(name)) return std::make_unique<CublasLtKernel>(*c);
+    return nullptr;
+  };
+  out.search = cublaslt_detail::search_names;
 }
 
 }  // namespace tgemm
