@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Takes a re-tuned table's changed rows into the shipped table only where the benches read the new pick faster.
+
+    python3 scripts/dev/keep_gainers.py SHIPPED NEW --old run1.csv ... --new runA.csv ... [--prefix cublaslt_a]
+        [--margin 0.005] > table.csv      (the decisions go to stderr)
+
+A row of NEW whose kernel starts with --prefix and differs from SHIPPED's is kept if the median x cuBLASLt of its
+kernel over the --new bench CSVs (2-way benches with NEW in force) exceeds the median of SHIPPED's kernel over the
+--old bench CSVs (benches with SHIPPED in force) by more than --margin; every other row stays as SHIPPED has it.
+Why (session 27, run 257): the tuner picked configured cuBLASLt algorithms on 47 rows; revert_losers.py (below 1.0x)
+kept 43, but 16 of them read below the heuristic answer they replaced (e.g. 1024 x 7168 x 8192: cublaslt_h2
+1.074-1.095x in runs 244-253, the new pick 0.98-1.04x).
+"""
+import argparse
+import csv
+import statistics
+import sys
+
+sys.path.insert(0, __file__.rsplit("/", 2)[0])
+from table_rows import key, read_table, write_table  # noqa: E402
+
+
+def reads(paths):
+    out = {}
+    for p in paths:
+        for r in csv.DictReader(open(p)):
+            if r["what"] != "cublaslt":
+                out.setdefault((r["M"], r["N"], r["K"], r["bias"], r["kernel"]), []).append(float(r["x_cublaslt"]))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("shipped")
+    ap.add_argument("new")
+    ap.add_argument("--old", nargs="+", required=True)
+    ap.add_argument("--new-runs", dest="new_runs", nargs="+", required=True)
+    ap.add_argument("--prefix", default="cublaslt_a")
+    ap.add_argument("--margin", type=float, default=0.005)
+    a = ap.parse_args()
+    old, new = reads(a.old), reads(a.new_runs)
+    fields, ship = read_table(a.shipped)
+    _, tuned = read_table(a.new)
+    by_key = {key(r): r for r in tuned}
+    out, kept = [], 0
+    for r in ship:
+        t = by_key.get(key(r))
+        if t and t["kernelName"] != r["kernelName"] and t["kernelName"].startswith(a.prefix):
+            s = (r["M"], r["N"], r["K"], r["bias"])
+            o, n = old.get(s + (r["kernelName"],), []), new.get(s + (t["kernelName"],), [])
+            keep = bool(o and n) and statistics.median(n) > statistics.median(o) + a.margin
+            print("%s %sx%sx%s bias=%s: %s %s -> %s %s" % (
+                "keep" if keep else "drop", *s, r["kernelName"], "/".join("%.3f" % x for x in o), t["kernelName"],
+                "/".join("%.3f" % x for x in n)), file=sys.stderr)
+            if keep:
+                kept += 1
+                out.append(t)
+                continue
+        out.append(r)
+    print("keep_gainers: %d rows taken from %s" % (kept, a.new), file=sys.stderr)
+    write_table(fields, out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
