@@ -57,7 +57,8 @@ TEST(CublasLtHeuristic, AnswersDoNotDependOnHowManyAreAskedFor) {
 }
 
 // The tuner's configured algorithms (Registry::search: each heuristic answer with other cluster shapes) against the
-// reference: fresh random data, poisoned output, guard bytes; bf16 and fp16, fp32 output, bias or not, odd M.
+// reference: fresh random data, poisoned output, guard bytes, reruns bit-identical where the kernel says it is
+// deterministic; bf16 and fp16, fp32 output, bias or not, odd M.
 TEST(CublasLtSearch, ConfiguredAlgorithmsMatchReference) {
   std::unique_ptr<Dispatcher> d;
   TGEMM_OK(untabled_dispatcher(&d));
@@ -81,6 +82,13 @@ TEST(CublasLtSearch, ConfiguredAlgorithmsMatchReference) {
       EXPECT_EQ(cmp.unwritten, 0) << k->name() << " " << c.str() << ": " << cmp.to_string();
       EXPECT_EQ(cmp.not_close, 0) << k->name() << " " << c.str() << ": " << cmp.to_string();
       expect_guards_intact(g, k->name());
+      if (k->deterministic()) {
+        const auto first = host_bytes(g.yv);
+        TGEMM_OK(bench::poison(g.yv, nullptr));
+        TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, nullptr));
+        CUDA_OK(cudaDeviceSynchronize());
+        EXPECT_TRUE(first == host_bytes(g.yv)) << k->name() << " " << c.str() << ": rerun is not bit-identical";
+      }
       ++ran;
       if (::testing::Test::HasFailure()) return;
     }
