@@ -99,4 +99,27 @@ inline void expect_guards_intact(const Guarded& g, const std::string& what) {
   }
 }
 
+// Runs k on g through d with Y poisoned and checks it against the reference: every output written and close, relative
+// L2 error below 1e-2, guards intact; with `rerun` and a deterministic kernel, a second run on a poisoned Y gives the
+// same bytes. The caller checks HasFailure() to stop early.
+inline void expect_kernel_matches(Dispatcher& d, const Kernel& k, const Guarded& g, bool rerun) {
+  const Case& c = g.c;
+  TGEMM_OK(bench::poison(g.yv, nullptr));
+  TGEMM_OK(d.run_kernel(k, g.xv, g.wv, g.bias(), g.yv, nullptr));
+  CUDA_OK(cudaDeviceSynchronize());
+  bench::Compare cmp;
+  TGEMM_OK(bench::compare(g.args(), bench::default_tol(c.out), &cmp, nullptr));
+  EXPECT_EQ(cmp.unwritten, 0) << k.name() << " " << c.str() << ": " << cmp.to_string();
+  EXPECT_EQ(cmp.not_close, 0) << k.name() << " " << c.str() << ": " << cmp.to_string();
+  EXPECT_LT(cmp.rel_l2(), 1e-2) << k.name() << " " << c.str() << ": " << cmp.to_string();
+  expect_guards_intact(g, k.name());
+  if (rerun && k.deterministic()) {
+    const auto first = host_bytes(g.yv);
+    TGEMM_OK(bench::poison(g.yv, nullptr));
+    TGEMM_OK(d.run_kernel(k, g.xv, g.wv, g.bias(), g.yv, nullptr));
+    CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_TRUE(first == host_bytes(g.yv)) << k.name() << " " << c.str() << ": rerun is not bit-identical";
+  }
+}
+
 }  // namespace tgemm::testing

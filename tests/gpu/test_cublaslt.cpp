@@ -74,21 +74,7 @@ TEST(CublasLtSearch, ConfiguredAlgorithmsMatchReference) {
     for (const Kernel* k : found) {
       const Verdict v = k->can_implement(g.args().p);
       ASSERT_TRUE(v.ok()) << k->name() << " " << c.str() << ": " << v.reason;
-      TGEMM_OK(bench::poison(g.yv, nullptr));
-      TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, nullptr));
-      CUDA_OK(cudaDeviceSynchronize());
-      bench::Compare cmp;
-      TGEMM_OK(bench::compare(g.args(), bench::default_tol(c.out), &cmp, nullptr));
-      EXPECT_EQ(cmp.unwritten, 0) << k->name() << " " << c.str() << ": " << cmp.to_string();
-      EXPECT_EQ(cmp.not_close, 0) << k->name() << " " << c.str() << ": " << cmp.to_string();
-      expect_guards_intact(g, k->name());
-      if (k->deterministic()) {
-        const auto first = host_bytes(g.yv);
-        TGEMM_OK(bench::poison(g.yv, nullptr));
-        TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, nullptr));
-        CUDA_OK(cudaDeviceSynchronize());
-        EXPECT_TRUE(first == host_bytes(g.yv)) << k->name() << " " << c.str() << ": rerun is not bit-identical";
-      }
+      expect_kernel_matches(*d, *k, g, true);
       ++ran;
       if (::testing::Test::HasFailure()) return;
     }

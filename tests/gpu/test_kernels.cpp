@@ -85,21 +85,7 @@ TEST(Kernels, EveryKernelMatchesReference) {
       TGEMM_OK(make_guarded(c, seed += 7, &g));
       if (!k->can_implement(g.args().p).ok()) continue;
       ++ran;
-      TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, nullptr));
-      CUDA_OK(cudaDeviceSynchronize());
-      bench::Compare cmp;
-      TGEMM_OK(bench::compare(g.args(), bench::default_tol(c.out), &cmp, nullptr));
-      EXPECT_EQ(cmp.unwritten, 0) << k->name() << " " << c.str() << ": " << cmp.to_string();
-      EXPECT_EQ(cmp.not_close, 0) << k->name() << " " << c.str() << ": " << cmp.to_string();
-      EXPECT_LT(cmp.rel_l2(), 1e-2) << k->name() << " " << c.str() << ": " << cmp.to_string();
-      expect_guards_intact(g, k->name());
-      if (k->deterministic() && ran % 4 == 1) {
-        auto first = host_bytes(g.yv);
-        TGEMM_OK(bench::poison(g.yv, nullptr));
-        TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, nullptr));
-        CUDA_OK(cudaDeviceSynchronize());
-        EXPECT_TRUE(first == host_bytes(g.yv)) << k->name() << " " << c.str() << ": rerun is not bit-identical";
-      }
+      expect_kernel_matches(*d, *k, g, ran % 4 == 1);
       if (::testing::Test::HasFailure()) return;  // one kernel's failure is enough to read
     }
     EXPECT_GT(ran, 0) << k->name() << " ran no case";
