@@ -113,14 +113,14 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const uint32_t full0 = ptx::smem_addr(&bars[0]), empty0 = ptx::smem_addr(&bars[kWsMaxStages]);
   const bool producer = warp == kWarps;
 
-  // A stage: W, then X, of the WK units from u0 of the item ending at ue; one 3D copy each where the stage is whole
-  // units, else unit by unit with the 2D maps (zero fill past K). A 3D box packs the units TR rows apart (the ldmatrix
-  // consumers shift their swizzle phase by wk * TR; the wgmma ones get TR a multiple of 8); unit by unit they sit BR
-  // rows apart in their slots.
   // Whether the stage from unit u0 came as one 3D copy (packed) or unit by unit: the producer's choice, which the
   // consumers' addressing must follow; and where unit wk's W rows start in a stage at st.
   auto packed = [&](int64_t u0) { return tp.use3 && u0 + WK <= tp.kfull; };
   auto w_unit = [&](uint32_t st, bool pk) { return st + uint32_t(wk) * (pk ? wload : wbytes); };
+  // A stage: W, then X, of the WK units from u0 of the item ending at ue; one 3D copy each where the stage is whole
+  // units, else unit by unit with the 2D maps (zero fill past K). A 3D box packs the units TR rows apart (the ldmatrix
+  // consumers shift their swizzle phase by wk * TR; the wgmma ones get TR a multiple of 8); unit by unit they sit BR
+  // rows apart in their slots.
   auto load_stage = [&](int slot, int row0, int64_t u0, int64_t ue) {
     const uint32_t full = full0 + 8 * slot;
     const uint32_t st = ring + uint32_t(slot) * stage_bytes;
