@@ -87,8 +87,8 @@ struct Worker {
 // What a tune worker takes from its parent: the parent forwards these as it was given them, and both parse them with
 // parse_tune_options, so a worker runs with exactly the parent's options (and TuneOptions' defaults where none).
 const std::set<std::string> kTuneFlags = {"--no-confirm", "--no-search"};
-const std::set<std::string> kTuneOptions = {"--libtype",   "--warmup",           "--iters",           "--err-ratio",
-                                            "--timing",    "--finalists",        "--keep-default-pct", "--confirm-pause-ms"};
+const std::set<std::string> kTuneOptions = {"--libtype",   "--warmup",           "--iters",            "--err-ratio",       "--timing",
+                                            "--finalists", "--keep-default-pct", "--confirm-pause-ms", "--search"};
 
 std::set<std::string> with(std::set<std::string> a, const std::set<std::string>& b) {
   a.insert(b.begin(), b.end());
@@ -107,7 +107,12 @@ bench::TuneOptions parse_tune_options(Args& a) {
   opt.finalists = int(a.int_opt("--finalists", opt.finalists, 0, 1000));
   opt.keep_default_pct = a.double_opt("--keep-default-pct", opt.keep_default_pct, 0, 100);
   opt.confirm = !a.flag("--no-confirm");
-  opt.search = !a.flag("--no-search");
+  if (a.has("--search") && !parse_search_depth(a.str("--search"), &opt.search))
+    a.fail("--search: '" + a.str("--search") + "' is not none, near or wide");
+  if (a.flag("--no-search")) {
+    if (a.has("--search")) a.fail("--no-search and --search: give one");
+    opt.search = SearchDepth::none;
+  }
   opt.confirm_pause_ms = a.double_opt("--confirm-pause-ms", opt.confirm_pause_ms, 0, 60000);
   return opt;
 }
@@ -178,8 +183,10 @@ int cmd_tune(const std::vector<std::string>& argv) {
         "                                       timed against it again, A B A B as the bench does, and kept only if\n"
         "                                       faster there)\n"
         "  --confirm-pause-ms MS                idle this long before the confirm round (default 0; an A/B knob)\n"
-        "  --no-search                          cuBLASLt's heuristic answers only (by default also each answer with\n"
-        "                                       other cluster shapes, named cublaslt_a<id>_t<tile>_..._cl<cluster>)\n"
+        "  --search none|near|wide              cuBLASLt algorithms beyond its heuristic's answers, named\n"
+        "                                       cublaslt_a<id>_t<tile>_..._cl<cluster>: near, each answer with other\n"
+        "                                       cluster shapes (<= 32); wide (default), also the first three answers\n"
+        "                                       with every custom option (<= 96 more); --no-search is none\n"
         "  --update-improved [--min-improvement-pct P]  retune shapes already in -o, replace only if P%% faster (default 3)\n"
         "  --retune                             retune shapes already in -o unconditionally\n"
         "  --profile-file F                     every candidate's result, CSV\n"

@@ -237,28 +237,21 @@ std::string Compare::to_string() const {
 
 double default_tol(DType) { return 5e-2; }
 
-Status compare_rows(const GemmArgs& a, int64_t row0, int64_t rows, double tol, Compare* out, cudaStream_t stream) {
+namespace {
+
+// Compares rows [row0, row0 + rows) of a.y with `ref` (rows x N fp32, dense).
+Status compare_with(const GemmArgs& a, int64_t row0, int64_t rows, const float* ref, double tol, Compare* out, cudaStream_t stream) {
   const Problem& p = a.p;
-  if (rows <= 0 || p.n == 0) return Status::Ok();
-  float* ref = nullptr;
   CompareAcc* acc = nullptr;
-  if (Status s = cuda_check(cudaMallocAsync(&ref, size_t(rows * p.n) * sizeof(float), stream), "cudaMallocAsync ref"); !s.ok()) return s;
-  if (Status s = cuda_check(cudaMallocAsync(&acc, sizeof(CompareAcc), stream), "cudaMallocAsync acc"); !s.ok()) {
-    cudaFreeAsync(ref, stream);
-    return s;
-  }
+  if (Status s = cuda_check(cudaMallocAsync(&acc, sizeof(CompareAcc), stream), "cudaMallocAsync acc"); !s.ok()) return s;
   cudaMemsetAsync(acc, 0, sizeof(CompareAcc), stream);
-  Status s = reference::gemm_fp32(a, row0, rows, ref, stream);
-  if (s.ok()) {
-    unsigned blocks = unsigned(std::min<int64_t>((rows * p.n + 255) / 256, 4096));
-    visit_dtype(p.out_dtype, [&]<class Out>() {
-      compare_kernel<Out><<<blocks, 256, 0, stream>>>(static_cast<const Out*>(a.y) + row0 * p.ldy, p.ldy, ref, rows, p.n, tol, acc);
-    });
-    s = cuda_check(cudaGetLastError(), "compare launch");
-  }
+  unsigned blocks = unsigned(std::min<int64_t>((rows * p.n + 255) / 256, 4096));
+  visit_dtype(p.out_dtype, [&]<class Out>() {
+    compare_kernel<Out><<<blocks, 256, 0, stream>>>(static_cast<const Out*>(a.y) + row0 * p.ldy, p.ldy, ref, rows, p.n, tol, acc);
+  });
+  Status s = cuda_check(cudaGetLastError(), "compare launch");
   CompareAcc h{};
   cudaMemcpyAsync(&h, acc, sizeof h, cudaMemcpyDeviceToHost, stream);
-  cudaFreeAsync(ref, stream);
   cudaFreeAsync(acc, stream);
   if (Status e = cuda_check(cudaStreamSynchronize(stream), "compare"); !e.ok()) return e;
   if (!s.ok()) return s;
@@ -274,15 +267,8 @@ Status compare_rows(const GemmArgs& a, int64_t row0, int64_t rows, double tol, C
   return Status::Ok();
 }
 
-Status compare(const GemmArgs& a, double tol, Compare* out, cudaStream_t stream, int64_t max_full_elements, int64_t boundary) {
-  const Problem& p = a.p;
-  if (p.m * p.n <= max_full_elements) {
-    // Row chunks keep the fp32 scratch below ~1 GiB.
-    int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 28) / std::max<int64_t>(p.n, 1));
-    for (int64_t r = 0; r < p.m; r += chunk)
-      if (Status s = compare_rows(a, r, std::min(chunk, p.m - r), tol, out, stream); !s.ok()) return s;
-    return Status::Ok();
-  }
+// The row blocks compare() checks when M*N is past max_full_elements: ascending, disjoint, (first row, rows).
+std::vector<std::pair<int64_t, int64_t>> sampled_blocks(const Problem& p, int64_t boundary) {
   std::vector<std::pair<int64_t, int64_t>> blocks;
   const int64_t b = 128;
   blocks.push_back({0, b});
@@ -294,14 +280,72 @@ Status compare(const GemmArgs& a, double tol, Compare* out, cudaStream_t stream,
   int64_t wrap = (int64_t(1) << 31) / std::max<int64_t>(p.ldy, 1);
   if (wrap < p.m) blocks.push_back({wrap - b / 2, b});
   std::sort(blocks.begin(), blocks.end());
-  int64_t done = 0;  // rows below this are compared already
+  std::vector<std::pair<int64_t, int64_t>> out;
+  int64_t done = 0;  // rows below this are taken already
   for (auto [r0, n] : blocks) {
     r0 = std::clamp<int64_t>(r0, 0, p.m);
     int64_t r1 = std::min(p.m, r0 + n);
     r0 = std::max(r0, done);
     if (r1 <= r0) continue;
-    if (Status s = compare_rows(a, r0, r1 - r0, tol, out, stream); !s.ok()) return s;
+    out.push_back({r0, r1 - r0});
     done = r1;
+  }
+  return out;
+}
+
+// All rows in chunks that keep an fp32 copy of one below ~1 GiB, or the sampled blocks.
+std::vector<std::pair<int64_t, int64_t>> compare_blocks(const Problem& p, int64_t max_full_elements, int64_t boundary) {
+  if (p.m * p.n > max_full_elements) return sampled_blocks(p, boundary);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 28) / std::max<int64_t>(p.n, 1));
+  for (int64_t r = 0; r < p.m; r += chunk) out.push_back({r, std::min(chunk, p.m - r)});
+  return out;
+}
+
+}  // namespace
+
+Status compare_rows(const GemmArgs& a, int64_t row0, int64_t rows, double tol, Compare* out, cudaStream_t stream) {
+  const Problem& p = a.p;
+  if (rows <= 0 || p.n == 0) return Status::Ok();
+  float* ref = nullptr;
+  if (Status s = cuda_check(cudaMallocAsync(&ref, size_t(rows * p.n) * sizeof(float), stream), "cudaMallocAsync ref"); !s.ok()) return s;
+  Status s = reference::gemm_fp32(a, row0, rows, ref, stream);
+  if (s.ok()) s = compare_with(a, row0, rows, ref, tol, out, stream);
+  cudaFreeAsync(ref, stream);
+  if (Status e = cuda_check(cudaStreamSynchronize(stream), "compare_rows"); !e.ok() && s.ok()) return e;
+  return s;
+}
+
+Status compare(const GemmArgs& a, double tol, Compare* out, cudaStream_t stream, int64_t max_full_elements, int64_t boundary) {
+  for (auto [r0, rows] : compare_blocks(a.p, max_full_elements, boundary))
+    if (Status s = compare_rows(a, r0, rows, tol, out, stream); !s.ok()) return s;
+  return Status::Ok();
+}
+
+Status ReferenceRows::make(const GemmArgs& a, int64_t max_full_elements, int64_t boundary, cudaStream_t stream, ReferenceRows* out) {
+  ReferenceRows r;
+  const Problem& p = a.p;
+  r.blocks_ = compare_blocks(p, max_full_elements, boundary);
+  int64_t rows = 0;
+  for (auto [r0, n] : r.blocks_) rows += n;
+  if (rows * p.n > 0) {
+    if (Status s = Guarded::make(size_t(rows * p.n) * sizeof(float), 0, 0, &r.ref_); !s.ok()) return s;
+    float* at = static_cast<float*>(r.ref_.data());
+    for (auto [r0, n] : r.blocks_) {
+      if (Status s = reference::gemm_fp32(a, r0, n, at, stream); !s.ok()) return s;
+      at += n * p.n;
+    }
+    if (Status s = cuda_check(cudaStreamSynchronize(stream), "reference rows"); !s.ok()) return s;
+  }
+  *out = std::move(r);
+  return Status::Ok();
+}
+
+Status ReferenceRows::compare(const GemmArgs& a, double tol, Compare* out, cudaStream_t stream) const {
+  const float* at = static_cast<const float*>(ref_.data());
+  for (auto [r0, n] : blocks_) {
+    if (Status s = compare_with(a, r0, n, at, tol, out, stream); !s.ok()) return s;
+    at += n * a.p.n;
   }
   return Status::Ok();
 }

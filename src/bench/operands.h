@@ -91,6 +91,21 @@ Status compare_rows(const GemmArgs& a, int64_t row0, int64_t rows, double tol, C
 Status compare(const GemmArgs& a, double tol, Compare* out, cudaStream_t stream, int64_t max_full_elements = int64_t(1) << 28,
                int64_t boundary = 0);
 
+// The reference's fp32 result for the rows compare() checks, computed once and compared with many outputs of one
+// problem: the tuner checks up to ~130 candidates per shape on the same operands, and the reference (a plain fp32
+// kernel) costs more than timing one of them. Holds rows x N floats (all rows up to max_full_elements).
+class ReferenceRows {
+ public:
+  // Synchronises `stream` before returning.
+  static Status make(const GemmArgs& a, int64_t max_full_elements, int64_t boundary, cudaStream_t stream, ReferenceRows* out);
+  // a.y (same problem and inputs as made with) against the stored rows, as compare() would check it.
+  Status compare(const GemmArgs& a, double tol, Compare* out, cudaStream_t stream) const;
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> blocks_;  // (first row, rows), ascending
+  Guarded ref_;                                      // the blocks' rows x N fp32, in order
+};
+
 // Rows of y (the whole matrix) holding at least one NaN: rows a kernel never wrote (Y is poisoned first).
 Status count_nan_rows(const MatrixView& y, int64_t* rows, cudaStream_t stream);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "bench/problem_bench.h"
@@ -24,8 +25,7 @@ int default_index(const std::vector<CandidateResult>& results, const std::string
 std::vector<Plan> tune_candidates(const Dispatcher& d, const Problem& p, const DeviceInfo& dev, const TuneOptions& opt) {
   std::vector<Plan> out;
   std::vector<const Kernel*> kernels = Registry::get().all();
-  if (opt.search)
-    for (const Kernel* k : Registry::get().search(p)) kernels.push_back(k);
+  for (const Kernel* k : Registry::get().search(p, opt.search, opt.backends)) kernels.push_back(k);
   for (const Kernel* k : kernels) {
     if (std::find(opt.backends.begin(), opt.backends.end(), k->backend()) == opt.backends.end()) continue;
     if (std::find(opt.skip.begin(), opt.skip.end(), k->name()) != opt.skip.end()) continue;
@@ -51,7 +51,9 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
   dopt.load_default_tables = false;
   if (Status st = Dispatcher::create(dopt, &d); !st.ok()) return st;
   const std::vector<Plan> cands = tune_candidates(*d, args.p, DeviceInfo::current(), opt);
-  // 1. Each candidate once, alone, against the reference: a faulting kernel shows here, before timing.
+  // 1. Each candidate once, alone, against the reference: a faulting kernel shows here, before timing. The reference
+  // rows are computed once per set of piece edges (sampled rows include them) and serve every candidate.
+  std::map<int64_t, ReferenceRows> refs;  // by the first piece's rows; 0: unsplit
   std::vector<const Plan*> passed;
   for (const Plan& pl : cands) {
     const Kernel* k = pl.kernel;
@@ -67,7 +69,14 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
       cudaError_t e = cudaStreamSynchronize(stream);
       if (e != cudaSuccess) return {StatusCode::cuda_error, k->name() + " faulted: " + cudaGetErrorString(e)};
       // Sampled rows keep the reference's cost bounded on big shapes; piece edges are among them.
-      st = compare(args, default_tol(s.outdtype), &c, stream, int64_t(1) << 22, pl.pieces.size() > 1 ? pl.pieces[0].m : 0);
+      const int64_t edge = pl.pieces.size() > 1 ? pl.pieces[0].m : 0;
+      auto ref = refs.find(edge);
+      if (ref == refs.end()) {
+        ReferenceRows made;
+        if (Status rs = ReferenceRows::make(args, int64_t(1) << 22, edge, stream, &made); !rs.ok()) return rs;
+        ref = refs.emplace(edge, std::move(made)).first;
+      }
+      st = ref->second.compare(args, default_tol(s.outdtype), &c, stream);
     }
     r.err_ratio = c.err_ratio();
     r.rel_l2 = c.rel_l2();

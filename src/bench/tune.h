@@ -8,6 +8,7 @@
 
 #include "bench/operands.h"
 #include "bench/timing.h"
+#include "registry/registry.h"
 #include "table/table.h"
 #include "tgemm/tgemm.h"
 
@@ -20,9 +21,9 @@ struct TuneOptions {
   TimingOptions timing{10, 50, TimingMode::graph, 200, true};
   double max_err_ratio = 0.05;
   std::vector<std::string> skip;  // kernels known to fault or hang on this shape
-  // The backends' extra candidates (Registry::search): cuBLASLt's heuristic answers with other cluster shapes
-  // (backends/cublaslt/lt_algo.h). Off: `tgemm tune --no-search`.
-  bool search = true;
+  // The backends' extra candidates (Registry::search): cuBLASLt's heuristic answers with other cluster shapes, and at
+  // `wide` the first answers with other custom options too (backends/cublaslt/lt_algo.h). `tgemm tune --search`.
+  SearchDepth search = SearchDepth::wide;
   // The fastest `finalists` of the first round, cuBLASLt's default and the fastest candidate of every backend are
   // timed again interleaved with twice the iterations; the pick is made from that round alone (choose_finalists).
   // Run 18 saw the first round's order of near-ties flip between the tuner and the bench by 3-5%.

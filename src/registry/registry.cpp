@@ -1,5 +1,6 @@
 #include "registry/registry.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -18,6 +19,7 @@ Registry::Registry() {
   for (auto& b : backends_)
     for (auto& k : b.kernels) {
       if (!names.insert(k->name()).second) throw std::logic_error("tgemm: kernel name registered twice: " + k->name());
+      if (k->backend() != b.backend) throw std::logic_error("tgemm: kernel " + k->name() + " registered under another backend");
       all_.push_back(k.get());
       if (k->backend() == Backend::cublaslt && !cublaslt_) cublaslt_ = k.get();
       if (k->backend() == Backend::reference && !reference_) reference_ = k.get();
@@ -46,11 +48,30 @@ const Kernel* Registry::find(std::string_view name) const {
   return nullptr;
 }
 
-std::vector<const Kernel*> Registry::search(const Problem& p) const {
+std::string_view search_depth_name(SearchDepth d) {
+  switch (d) {
+    case SearchDepth::none: return "none";
+    case SearchDepth::near: return "near";
+    case SearchDepth::wide: return "wide";
+  }
+  return "?";
+}
+
+bool parse_search_depth(std::string_view s, SearchDepth* out) {
+  for (SearchDepth d : {SearchDepth::none, SearchDepth::near, SearchDepth::wide})
+    if (s == search_depth_name(d)) {
+      *out = d;
+      return true;
+    }
+  return false;
+}
+
+std::vector<const Kernel*> Registry::search(const Problem& p, SearchDepth depth, const std::vector<Backend>& backends) const {
   std::vector<const Kernel*> out;
+  if (depth == SearchDepth::none) return out;
   for (const auto& b : backends_)
-    if (b.search)
-      for (const std::string& name : b.search(p))
+    if (b.search && std::find(backends.begin(), backends.end(), b.backend) != backends.end())
+      for (const std::string& name : b.search(p, depth))
         if (const Kernel* k = find(name)) out.push_back(k);
   return out;
 }

@@ -14,7 +14,13 @@
 
 namespace tgemm {
 
+// How far the tuner looks past the registered kernels (BackendKernels::search); `tgemm tune --search`.
+enum class SearchDepth : uint8_t { none, near, wide };
+std::string_view search_depth_name(SearchDepth d);
+bool parse_search_depth(std::string_view s, SearchDepth* out);
+
 struct BackendKernels {
+  Backend backend = Backend::reference;
   std::vector<std::unique_ptr<Kernel>> kernels;
   // Untuned default: candidates for `p`, most preferred first; empty when this backend has no opinion.
   std::function<std::vector<const Kernel*>(const Problem& p)> defaults;
@@ -24,8 +30,8 @@ struct BackendKernels {
   // Kernels named by their configuration rather than registered one by one (cuBLASLt's configured algorithms,
   // cublaslt_a...): the kernel a name stands for, made on first use; null for names this backend does not make.
   std::function<std::unique_ptr<Kernel>(std::string_view name)> by_name;
-  // The tuner's extra candidates for p, as names by_name makes. Empty when none.
-  std::function<std::vector<std::string>(const Problem& p)> search;
+  // The tuner's extra candidates for p, as names by_name makes, the nearest first. Empty when none.
+  std::function<std::vector<std::string>(const Problem& p, SearchDepth depth)> search;
 };
 
 // One per backend folder; each fills `out` with its kernels.
@@ -42,8 +48,8 @@ class Registry {
   const Kernel* find(std::string_view name) const;
   // The registered kernels (not those made by name).
   const std::vector<const Kernel*>& all() const { return all_; }
-  // The backends' extra tuning candidates for p (BackendKernels::search), made by name.
-  std::vector<const Kernel*> search(const Problem& p) const;
+  // The extra tuning candidates for p of the backends in `backends` (BackendKernels::search), made by name.
+  std::vector<const Kernel*> search(const Problem& p, SearchDepth depth, const std::vector<Backend>& backends) const;
   // Untuned defaults over all backends: skinny, then sm90, then cuBLASLt.
   std::vector<const Kernel*> defaults(const Problem& p) const;
   // The backends' fallbacks for `p`, to try after every default (see BackendKernels::fallbacks).

@@ -75,7 +75,18 @@ TEST(LtAlgo, WithoutGpuRefusesWithReason) {
   const Verdict v = k->can_implement(p);
   EXPECT_FALSE(v.ok());
   EXPECT_NE(v.reason.find("needs a GPU"), std::string::npos) << v.reason;
-  EXPECT_TRUE(Registry::get().search(p).empty()) << "no search without a GPU";
+  EXPECT_TRUE(Registry::get().search(p, SearchDepth::wide, {Backend::cublaslt}).empty()) << "no search without a GPU";
+}
+
+TEST(LtAlgo, SearchDepthNames) {
+  for (SearchDepth d : {SearchDepth::none, SearchDepth::near, SearchDepth::wide}) {
+    SearchDepth back = SearchDepth::none;
+    ASSERT_TRUE(parse_search_depth(search_depth_name(d), &back)) << search_depth_name(d);
+    EXPECT_EQ(back, d);
+  }
+  SearchDepth d = SearchDepth::near;
+  for (const char* s : {"", "Wide", "all", "wide ", "1"}) EXPECT_FALSE(parse_search_depth(s, &d)) << s;
+  EXPECT_EQ(d, SearchDepth::near) << "a failed parse leaves the value";
 }
 
 }  // namespace

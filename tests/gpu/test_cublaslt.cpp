@@ -1,6 +1,9 @@
 // cuBLASLt's heuristic as the tuned table relies on it: cublaslt_h<i> is the heuristic's answer i, asked for
 // heuristic_count() answers. The table stays valid only if answer i does not depend on how many are asked for, and
 // the baseline (cublaslt, answer 0) is what a caller asking for one answer gets.
+#include <algorithm>
+#include <set>
+
 #include "gpu_util.h"
 #include "backends/cublaslt/cublaslt.h"
 #include "registry/registry.h"
@@ -56,23 +59,34 @@ TEST(CublasLtHeuristic, AnswersDoNotDependOnHowManyAreAskedFor) {
   }
 }
 
-// The tuner's configured algorithms (Registry::search: each heuristic answer with other cluster shapes) against the
-// reference: fresh random data, poisoned output, guard bytes, reruns bit-identical where the kernel says it is
-// deterministic; bf16 and fp16, fp32 output, bias or not, odd M.
+// The tuner's configured algorithms (Registry::search: each heuristic answer with other cluster shapes, and at `wide`
+// the first answers with other custom options) against the reference: fresh random data, poisoned output, guard bytes,
+// reruns bit-identical where the kernel says it is deterministic; bf16 and fp16, fp32 output, bias or not, odd M.
 TEST(CublasLtSearch, ConfiguredAlgorithmsMatchReference) {
   std::unique_ptr<Dispatcher> d;
   TGEMM_OK(untabled_dispatcher(&d));
   uint64_t seed = 7300;
   int ran = 0;
+  const std::vector<Backend> lt = {Backend::cublaslt};
   for (const Case& c : {Case{256, 4096, 4096, DType::bf16, DType::bf16, 0}, Case{129, 4608, 3584, DType::bf16, DType::bf16, 1},
                         Case{1024, 1280, 5120, DType::fp16, DType::fp16, 1}, Case{333, 2048, 1032, DType::bf16, DType::fp32, 2}}) {
     Guarded g;
     TGEMM_OK(make_guarded(c, seed += 13, &g));
-    const std::vector<const Kernel*> found = Registry::get().search(g.args().p);
-    EXPECT_FALSE(found.empty()) << c.str() << ": no configured algorithm";
-    std::printf("cuBLASLt search %s: %zu configured algorithms\n", c.str().c_str(), found.size());
-    for (const Kernel* k : found) {
-      const Verdict v = k->can_implement(g.args().p);
+    const Problem& p = g.args().p;
+    const std::vector<const Kernel*> near = Registry::get().search(p, SearchDepth::near, lt);
+    const std::vector<const Kernel*> wide = Registry::get().search(p, SearchDepth::wide, lt);
+    EXPECT_FALSE(near.empty()) << c.str() << ": no configured algorithm";
+    EXPECT_GT(wide.size(), near.size()) << c.str() << ": the wide search adds nothing";
+    // Nearest first: a tune at `wide` tries everything a tune at `near` does, in the same order, and nothing twice.
+    ASSERT_GE(wide.size(), near.size());
+    EXPECT_TRUE(std::equal(near.begin(), near.end(), wide.begin())) << c.str();
+    std::set<const Kernel*> distinct(wide.begin(), wide.end());
+    EXPECT_EQ(distinct.size(), wide.size()) << c.str();
+    EXPECT_TRUE(Registry::get().search(p, SearchDepth::none, lt).empty());
+    EXPECT_TRUE(Registry::get().search(p, SearchDepth::wide, {Backend::sm90, Backend::skinny}).empty()) << "only the backends asked";
+    std::printf("cuBLASLt search %s: %zu configured algorithms near, %zu wide\n", c.str().c_str(), near.size(), wide.size());
+    for (const Kernel* k : wide) {
+      const Verdict v = k->can_implement(p);
       ASSERT_TRUE(v.ok()) << k->name() << " " << c.str() << ": " << v.reason;
       expect_kernel_matches(*d, *k, g, true);
       ++ran;

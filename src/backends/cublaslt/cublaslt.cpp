@@ -315,34 +315,57 @@ Status heuristic_algos(const Problem& p, int want, std::vector<std::array<uint64
   return Status::Ok();
 }
 
-std::vector<std::string> search_names(const Problem& p) {
+std::vector<std::string> search_names(const Problem& p, SearchDepth depth) {
   std::vector<std::string> out;
   int dev = 0;
   cublasLtHandle_t h = nullptr;
   std::unique_ptr<Prepared> heur;
+  if (depth == SearchDepth::none) return out;
   if (cudaGetDevice(&dev) != cudaSuccess) {
     cudaGetLastError();
     return out;
   }
   if (!handle_for(dev, &h).ok() || !prepare(h, p, kHeuristicCount, &heur).ok()) return out;
-  std::vector<LtAlgoConfig> seen;
-  for (const auto& r : heur->algos) seen.push_back(config_of(r.algo));  // already cublaslt_h<i>
-  const size_t answers = seen.size();
-  for (size_t i = 0; i < answers; ++i)
+  std::vector<LtAlgoConfig> tried;  // the answers (already cublaslt_h<i>), then each candidate once
+  for (const auto& r : heur->algos) tried.push_back(config_of(r.algo));
+  const std::vector<LtAlgoConfig> answers = tried;
+  auto consider = [&](const LtAlgoConfig& c) {
+    if (std::find(tried.begin(), tried.end(), c) != tried.end()) return;
+    tried.push_back(c);
+    std::unique_ptr<Prepared> pr;
+    if (prepare_config(h, p, c, &pr).ok()) out.push_back(c.name());
+  };
+  for (const LtAlgoConfig& a : answers)
     for (uint16_t cl : kLtSearchClusters) {
-      LtAlgoConfig c = seen[i];
+      LtAlgoConfig c = a;
       c.cluster = cl;
-      if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
-      seen.push_back(c);
-      std::unique_ptr<Prepared> pr;
-      if (prepare_config(h, p, c, &pr).ok()) out.push_back(c.name());
+      consider(c);
     }
+  if (depth != SearchDepth::wide) return out;
+  int widened = 0;
+  for (size_t i = 0; i < answers.size() && widened < kLtWideAnswers; ++i) {
+    if (answers[i].split_k != 1) continue;
+    ++widened;
+    int32_t custom_max = 0;
+    size_t w = 0;
+    if (cublasLtMatmulAlgoCapGetAttribute(&heur->algos[i].algo, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, &custom_max, sizeof custom_max, &w) !=
+        CUBLAS_STATUS_SUCCESS)
+      custom_max = 0;
+    for (int32_t opt = 0; opt <= std::min<int32_t>(custom_max, 15); ++opt)
+      for (uint16_t cl : kLtSearchClusters) {
+        LtAlgoConfig c = answers[i];
+        c.custom = uint32_t(opt);
+        c.cluster = cl;
+        consider(c);
+      }
+  }
   return out;
 }
 
 }  // namespace cublaslt_detail
 
 void add_cublaslt_kernels(BackendKernels& out) {
+  out.backend = Backend::cublaslt;
   for (int i = 0; i < kHeuristicCount; ++i) out.kernels.push_back(std::make_unique<CublasLtKernel>(i));
   out.by_name = [](std::string_view name) -> std::unique_ptr<Kernel> {
     if (auto c = cublaslt_detail::parse_lt_algo_name(name)) return std::make_unique<CublasLtKernel>(*c);

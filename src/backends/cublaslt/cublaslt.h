@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "registry/registry.h"
 #include "tgemm/kernel.h"
 
 namespace tgemm::cublaslt_detail {
@@ -20,8 +21,9 @@ int heuristic_count();
 // does not depend on how many are asked for.
 Status heuristic_algos(const Problem& p, int want, std::vector<std::array<uint64_t, 8>>* out);
 
-// The tuner's cuBLASLt candidates beyond the heuristic's answers (lt_algo.h): each answer with the cluster shapes of
-// kLtSearchClusters, where cuBLASLt accepts them for p on the current device. Empty without a GPU.
-std::vector<std::string> search_names(const Problem& p);
+// The tuner's cuBLASLt candidates beyond the heuristic's answers (lt_algo.h), where cuBLASLt accepts them for p on the
+// current device, nearest first: each answer with the cluster shapes of kLtSearchClusters; at SearchDepth::wide also
+// the first kLtWideAnswers unsplit answers with every custom option and those clusters. Empty without a GPU.
+std::vector<std::string> search_names(const Problem& p, SearchDepth depth);
 
 }  // namespace tgemm::cublaslt_detail

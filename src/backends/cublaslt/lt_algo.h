@@ -36,9 +36,14 @@ inline constexpr std::string_view kLtAlgoPrefix = "cublaslt_a";
 std::optional<LtAlgoConfig> parse_lt_algo_name(std::string_view name);
 
 // Cluster shapes the tuner tries with each of the heuristic's answers (cublasLtClusterShape_t): 1x1, 2x1, 1x2, 2x2.
-// The heuristic's answers on the H200 used 2x1 ... 2x4; in run 256 the winners over them had 1x1, 2x1 or 1x2 (the
-// custom option moved times by ~1% only, so it is left as the answer had it). Four shapes keep the tuner's extra
-// candidates at <= 32 per problem.
+// The heuristic's answers on the H200 used 2x1 ... 2x4; in run 256 the winners over them had 1x1, 2x1 or 1x2.
 inline constexpr uint16_t kLtSearchClusters[] = {2, 3, 5, 6};
+
+// SearchDepth::wide also tries the first kLtWideAnswers unsplit answers with every custom option the algorithm
+// declares (CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX; 0-7 on the H200) times each cluster above: in run 256, 4096^3 ran
+// 1.05x the default on answer 1's tile with another custom option and cluster, and 1024 x 4096 x 14336 1.03x; the
+// winners there came from the first three answers. That is 8 x 4 x 3 = 96 more candidates per problem on the H200 (the
+// options are capped at 16 per answer).
+inline constexpr int kLtWideAnswers = 3;
 
 }  // namespace tgemm::cublaslt_detail

@@ -134,6 +134,9 @@ class ReferenceKernel final : public Kernel {
 
 }  // namespace
 
-void add_reference_kernels(BackendKernels& out) { out.kernels.push_back(std::make_unique<ReferenceKernel>()); }
+void add_reference_kernels(BackendKernels& out) {
+  out.backend = Backend::reference;
+  out.kernels.push_back(std::make_unique<ReferenceKernel>());
+}
 
 }  // namespace tgemm

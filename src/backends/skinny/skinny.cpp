@@ -309,6 +309,7 @@ int dtype_index(const Problem& p) { return p.in_dtype == DType::bf16 ? 0 : p.in_
 namespace tgemm {
 
 void add_skinny_kernels(BackendKernels& out) {
+  out.backend = Backend::skinny;
   using skinny::Config;
   using skinny::SkinnyKernel;
   // auto_vec[dtype][mtile] and scalar[dtype]: what the default hands out.

@@ -126,6 +126,7 @@ std::vector<const Kernel*> ranked_candidates(const std::vector<const Sm90KernelB
 namespace tgemm {
 
 void add_sm90_kernels(BackendKernels& out) {
+  out.backend = Backend::sm90;
   const size_t first = out.kernels.size();
   sm90::add_bf16_i32(out.kernels);
   sm90::add_bf16_i64(out.kernels);
