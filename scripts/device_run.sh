@@ -7,6 +7,8 @@
 #   default (scripts/revert_losers.py), and the result benched once more (KEEP=sm90_132_bf16_verified.csv)
 #   TOP_FROM=profile.csv STEPS="promote verify": rows switched to a candidate that beat the pick in the top-3
 #   re-check (scripts/promote_winners.py), then verified as above
+#   STEPS="tune gain tabled" (or "promote gain tabled", or CANDIDATE=table.csv STEPS="gain tabled"): the changed rows
+#   benched old and new in turn, kept only where the new pick reads faster (KEEP=sm90_132_bf16.csv)
 # Needs .deps/googletest (copied from /usr/src/googletest here) carried along: that machine has no GoogleTest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,11 @@ cmake --build build-dev -j 16 >> "$OUT/build.log" 2>&1
 rc=$?
 log "build rc=$rc in $(( $(date +%s) - t0 )) s"
 [ $rc -eq 0 ] || { tail -40 "$OUT/build.log"; exit $rc; }
+# A tune profile as `tgemm bench --top-from` reads it (plain CSV): $1 itself, or a gzip one unpacked into $OUT.
+plain_profile() {
+  if [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' ')" = 1f8b ]; then zcat "$1" > "$OUT/top_profile.csv"; echo "$OUT/top_profile.csv"
+  else echo "$1"; fi
+}
 # Both suites benched with the table $1, each into $OUT/<$2 with %s the suite>.csv and .log; more bench arguments after.
 bench_suites() {
   local table=$1 name=$2 suite f; shift 2
@@ -78,7 +85,7 @@ for step in $STEPS; do
     # The table tuned in this run, else the shipped one.
     # TOP_FROM=profile.csv: the top-3 re-check against that profile (issue 5) where no tune ran in this call.
     tabled) export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"; [ -f "$TGEMM_CONFIG" ] || TGEMM_CONFIG="$PWD/configs/sm90_132_bf16.csv"
-          TP=${TOP_FROM:-$OUT/tune_profile.csv}; TOP=""; [ -f "$TP" ] && TOP="--top-from $TP"
+          TP=${TOP_FROM:-$OUT/tune_profile.csv}; TOP=""; [ -f "$TP" ] && TOP="--top-from $(plain_profile "$TP")"
           # A second "tabled" in STEPS (two benches in one call) writes *_tuned_r2.*.
           r=""; [ -f "$OUT/bench_seed_tuned.csv" ] && r=_r2
           ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned$r.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_seed_tuned$r.log" 2>&1; rc=$?
@@ -104,7 +111,7 @@ for step in $STEPS; do
     promote) T="$OUT/sm90_132_bf16.csv"; [ -f "$T" ] || cp configs/sm90_132_bf16.csv "$T"
           TP=${TOP_FROM:-$OUT/tune_profile.csv}
           if [ ! -f "$TP" ]; then echo "promote: no profile ($TP): run tune first or set TOP_FROM"; rc=2; else
-            PRUNS=""
+            TP=$(plain_profile "$TP"); PRUNS=""
             for r in $(seq 1 ${PROMOTE_RUNS:-2}); do
               bench_suites "$T" "top_%s_r$r" --top-from "$TP"; PRUNS="$PRUNS $OUT/top_seed_r$r.csv $OUT/top_models_r$r.csv"
               grep -h "table pick within 3%" "$OUT"/top_*_r$r.log
@@ -112,6 +119,30 @@ for step in $STEPS; do
             cp "$T" "$OUT/sm90_132_bf16_before_promote.csv"
             python3 scripts/promote_winners.py "$OUT/sm90_132_bf16_before_promote.csv" $PRUNS --min-runs ${PROMOTE_MIN_RUNS:-2} \
               > "$T" 2> "$OUT/promote_winners.log"; rc=$((rc|$?)); cat "$OUT/promote_winners.log"
+          fi ;;
+    # The rows where CANDIDATE (a table; default: the one tuned or promoted in this call) differs from the shipped table,
+    # benched GAIN_RUNS times (default 3) with each table in turn, 2-way against cuBLASLt; a changed row is taken only
+    # where the median of its new pick's reads beats the old pick's by more than 0.5% (scripts/dev/keep_gainers.py).
+    # The result becomes $OUT/sm90_132_bf16.csv, so "tabled" and "decode" after it bench it. Session 28 ran this by hand
+    # (runs 261-265): a re-tune's rows reverted or kept this way, instead of against reads from earlier calls.
+    gain) C=${CANDIDATE:-$OUT/sm90_132_bf16.csv}
+          if [ ! -f "$C" ]; then echo "gain: no candidate table ($C): run tune or promote first, or set CANDIDATE"; rc=2; else
+            cp "$C" "$OUT/gain_candidate.csv"
+            python3 scripts/dev/changed_shapes.py configs/sm90_132_bf16.csv "$OUT/gain_candidate.csv" > "$OUT/gain_shapes.csv"
+            echo "gain: $(( $(wc -l < "$OUT/gain_shapes.csv") - 1 )) changed rows"
+            OLDR=""; NEWR=""; RUNS=${GAIN_RUNS:-3}; [ "$(wc -l < "$OUT/gain_shapes.csv")" -gt 1 ] || RUNS=0
+            for r in $(seq 1 $RUNS); do
+              for side in old new; do
+                T=configs/sm90_132_bf16.csv; [ $side = new ] && T="$OUT/gain_candidate.csv"
+                TGEMM_CONFIG="$T" ./build-dev/tgemm bench -i "$OUT/gain_shapes.csv" --no-ceilings --csv "$OUT/gain_${side}_r$r.csv" \
+                  > "$OUT/gain_${side}_r$r.log" 2>&1; rc=$((rc|$?))
+              done
+              OLDR="$OLDR $OUT/gain_old_r$r.csv"; NEWR="$NEWR $OUT/gain_new_r$r.csv"
+            done
+            if [ $RUNS -eq 0 ]; then cp configs/sm90_132_bf16.csv "$OUT/sm90_132_bf16.csv"; else
+              python3 scripts/dev/keep_gainers.py configs/sm90_132_bf16.csv "$OUT/gain_candidate.csv" --prefix "" --old $OLDR \
+                --new-runs $NEWR > "$OUT/sm90_132_bf16.csv" 2> "$OUT/keep_gainers.log"; rc=$((rc|$?)); cat "$OUT/keep_gainers.log"
+            fi
           fi ;;
     # Decode shapes in both timing modes with the table tuned in this run (if any), and the issue-4 report.
     decode) [ -f "$OUT/sm90_132_bf16.csv" ] && export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"

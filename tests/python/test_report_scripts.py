@@ -1,7 +1,7 @@
 """CPU tests of the report scripts the device runs use (no GPU, no tgemm import): decode_report.py's targets, its
-read-kernel context and crossover tables, profile_without.py's re-tune base, sm90_report.py's issue 3 targets
-(seed shapes, models shapes, i64 against i32), merge_tuned.py and revert_losers.py. Synthetic `tgemm bench` / tune
-CSVs with known answers."""
+read-kernel context and crossover tables, profile_without.py's re-tune base, profile_merge.py, sm90_report.py's
+issue 3 targets (seed shapes, models shapes, i64 against i32), merge_tuned.py and revert_losers.py. Synthetic
+`tgemm bench` / tune CSVs with known answers."""
 
 import csv
 import gzip
@@ -128,6 +128,34 @@ def test_profile_without_drops_only_the_listed_shapes(tmp_path):
     kept = list(csv.DictReader(r.stdout.splitlines()))
     assert [(row["M"], row["kernel"]) for row in kept] == [("1", "a"), ("1", "b")]
     assert "kept 2 rows" in r.stderr
+
+
+def test_profile_merge_replaces_only_the_retuned_backends(tmp_path):
+    cols = ["M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle", "kernel", "libtype", "ok", "us"]
+    base = {"N": 4096, "K": 4096, "bias": "False", "dtype": "torch.bfloat16", "outdtype": "torch.bfloat16",
+            "scaleAB": "False", "bpreshuffle": "False", "ok": 1}
+    old = tmp_path / "old.csv.gz"
+    with gzip.open(old, "wt", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        w.writerows([dict(base, M=m, kernel=k, libtype=k.split("_")[0], us=2.0) for m in (1, 2)
+                     for k in ("cublaslt", "cublaslt_h1", "skinny_x")])
+    later = tmp_path / "later.csv"
+    write_csv(later, cols, [dict(base, M=2, kernel=k, libtype="cublaslt", us=1.0) for k in ("cublaslt", "cublaslt_a66_x")])
+    latest = tmp_path / "latest.csv"
+    write_csv(latest, cols, [dict(base, M=2, kernel="cublaslt", libtype="cublaslt", us=0.5)])
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "profile_merge.py"), str(old), str(later), str(latest)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    got = sorted((row["M"], row["kernel"], row["us"]) for row in csv.DictReader(r.stdout.splitlines()))
+    # M = 1 untouched; at M = 2 the skinny rows stay, the cuBLASLt rows are the last file's that has them.
+    assert got == [("1", "cublaslt", "2.0"), ("1", "cublaslt_h1", "2.0"), ("1", "skinny_x", "2.0"),
+                   ("2", "cublaslt", "0.5"), ("2", "skinny_x", "2.0")]
+    other = tmp_path / "other.csv"
+    write_csv(other, cols[:9], [dict((c, v) for c, v in dict(base, M=3, kernel="a").items() if c in cols[:9])])
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "profile_merge.py"), str(old), str(other)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "other columns" in r.stderr
 
 
 # sm90_report.py (issue 3): the tuner's profile against the seed, models and index-width targets.
