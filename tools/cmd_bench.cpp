@@ -172,13 +172,13 @@ int cmd_bench(const std::vector<std::string>& argv) {
       ++failures;
       continue;
     }
-    if (!top.empty() && rows.size() > 2 && t[1].ok) {
-      // rows[1] is mm (the table's pick); rows[2..] the recorded top candidates, all in this run.
-      double best = t[1].median_us;
-      std::string best_k = rows[1].plan.kernel ? rows[1].plan.kernel->name() : "?";
-      for (size_t j = 2; j < rows.size(); ++j)
-        if (t[j].ok && t[j].median_us < best) best = t[j].median_us, best_k = rows[j].what;
-      double gap = t[1].median_us / best - 1;
+    if (!top.empty() && rows.size() > 2 && t[1].ok && t[1].ratio_vs_first > 0) {
+      // rows[1] is mm (the table's pick); rows[2..] the recorded top candidates, all in this run, each against the
+      // same cuBLASLt samples (rows[0]). Until session 28 this compared medians (run 266: 235 of 240 that way, 237 by
+      // the ratios from the same run's CSV).
+      const bench::Fastest f = bench::fastest_by_ratio(t, 1, 2);
+      const std::string best_k = f.index == 1 ? (rows[1].plan.kernel ? rows[1].plan.kernel->name() : "?") : rows[f.index].what;
+      const double gap = f.gap;
       ++top_checked;
       if (gap <= 0.03) ++top_within;
       std::printf("  table pick %s vs fastest of top %zu (%s): %+.1f%%%s\n", rows[1].plan.kernel ? rows[1].plan.kernel->name().c_str() : "?",

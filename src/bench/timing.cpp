@@ -119,6 +119,17 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+Fastest fastest_by_ratio(const std::vector<Timing>& t, size_t pick, size_t first) {
+  // Speed against t[0] is 1 / ratio_vs_first; a failed or unmeasured launch has none.
+  auto speed = [&](size_t j) { return j < t.size() && t[j].ok && t[j].ratio_vs_first > 0 ? 1.0 / t[j].ratio_vs_first : 0.0; };
+  Fastest f;
+  f.index = pick;
+  for (size_t j = first; j < t.size(); ++j)
+    if (speed(j) > speed(f.index)) f.index = j;
+  if (speed(pick) > 0 && f.index != pick) f.gap = speed(f.index) / speed(pick) - 1;
+  return f;
+}
+
 Status time_interleaved(const std::vector<Launch>& launches, int rotations, const TimingOptions& opt, cudaStream_t stream,
                         std::vector<Timing>* out) {
   const size_t n = launches.size();

@@ -61,6 +61,17 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
 
 double median(std::vector<double> v);
 
+// The fastest of t[first..] and t[pick], each judged by its per-round ratio against t[0] (Timing::ratio_vs_first), and
+// how much faster it read than t[pick] by that ratio (a fraction; 0 where t[pick] is the fastest). Ratios, because
+// each round's samples share one clock: with the card drifting between clock states in a run, medians of different
+// launches can land in different states. In run 266, cuBLASLt's default timed as two rows of one shape read medians
+// 5.5% apart (100.0 and 105.6 us at 512 x 3584 x 18944) while their per-round ratio was 1.0003.
+struct Fastest {
+  size_t index = 0;
+  double gap = 0;
+};
+Fastest fastest_by_ratio(const std::vector<Timing>& t, size_t pick, size_t first);
+
 // The order in which round `round` visits n candidates when shuffled: candidate 0 (in the bench cuBLASLt, the
 // reference of every ratio) first, the others in the rows of a Williams design, so that over a cycle of rounds each
 // candidate comes right after each other one equally often, round boundaries included. What a sample inherits under

@@ -31,6 +31,32 @@ TEST(Rotations, EnoughSetsThatEachComesBackColdAndNeverOnlyOne) {
 // Shuffled rounds: every round visits each candidate once, cuBLASLt (candidate 0) first, and over a whole cycle of
 // rounds each candidate comes right after each other one equally often, counting the pairs across round boundaries
 // (the timeline is one long sequence of samples), and never right after itself.
+// The top-3 re-check judges by each row's per-round ratio against cuBLASLt (row 0), not by medians.
+TEST(FastestByRatio, RatiosDecideAndFailuresDoNotCount) {
+  auto timing = [](double median_us, double ratio, bool ok = true) {
+    bench::Timing t;
+    t.median_us = median_us;
+    t.ratio_vs_first = ratio;
+    t.ok = ok;
+    return t;
+  };
+  // Row 3 has the lower median, but row 2 read faster than cuBLASLt in the same rounds.
+  std::vector<bench::Timing> t = {timing(100, 1), timing(100, 1.0), timing(99, 0.95), timing(90, 1.01)};
+  bench::Fastest f = bench::fastest_by_ratio(t, 1, 2);
+  EXPECT_EQ(f.index, 2u);
+  EXPECT_NEAR(f.gap, 1 / 0.95 - 1, 1e-12);
+  // The pick the fastest: gap 0.
+  t[1].ratio_vs_first = 0.9;
+  f = bench::fastest_by_ratio(t, 1, 2);
+  EXPECT_EQ(f.index, 1u);
+  EXPECT_EQ(f.gap, 0);
+  // A failed candidate, and one without a ratio, are never the fastest.
+  t = {timing(100, 1), timing(100, 1.0), timing(50, 0.5, false), timing(50, 0)};
+  f = bench::fastest_by_ratio(t, 1, 2);
+  EXPECT_EQ(f.index, 1u);
+  EXPECT_EQ(f.gap, 0);
+}
+
 TEST(RoundOrder, EachCandidateFollowsEachOtherEquallyOften) {
   for (size_t n = 1; n <= 9; ++n) {
     const size_t m = n - 1;
