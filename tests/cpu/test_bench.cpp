@@ -28,9 +28,6 @@ TEST(Rotations, EnoughSetsThatEachComesBackColdAndNeverOnlyOne) {
   EXPECT_EQ(bench::rotations_for(0, kL2), 64);
 }
 
-// Shuffled rounds: every round visits each candidate once, cuBLASLt (candidate 0) first, and over a whole cycle of
-// rounds each candidate comes right after each other one equally often, counting the pairs across round boundaries
-// (the timeline is one long sequence of samples), and never right after itself.
 // The top-3 re-check judges by each row's per-round ratio against cuBLASLt (row 0), not by medians.
 TEST(FastestByRatio, RatiosDecideAndFailuresDoNotCount) {
   auto timing = [](double median_us, double ratio, bool ok = true) {
@@ -57,6 +54,9 @@ TEST(FastestByRatio, RatiosDecideAndFailuresDoNotCount) {
   EXPECT_EQ(f.gap, 0);
 }
 
+// Shuffled rounds: every round visits each candidate once, cuBLASLt (candidate 0) first, and over a whole cycle of
+// rounds each candidate comes right after each other one equally often, counting the pairs across round boundaries
+// (the timeline is one long sequence of samples), and never right after itself.
 TEST(RoundOrder, EachCandidateFollowsEachOtherEquallyOften) {
   for (size_t n = 1; n <= 9; ++n) {
     const size_t m = n - 1;
