@@ -80,6 +80,12 @@ for step in $STEPS; do
           # TUNE_TIMEOUT: SIGTERM leaves a valid table of the shapes done (the tuner saves after every shape).
           timeout -s TERM ${TUNE_TIMEOUT:-3000} ./build-dev/tgemm tune -i "$OUT/suites.csv" -o "$OUT/sm90_132_bf16.csv" --profile-file "$OUT/tune_profile.csv" $RETUNE ${TUNE_ARGS:-} \
             > "$OUT/tune.log" 2> "$OUT/tune.err"; rc=$?; tail -3 "$OUT/tune.log"; tail -c 600 "$OUT/tune.err"; echo
+          # A re-tune of some backends only (--libtype) keeps the shipped rows of the others for those shapes, so the
+          # profile stays whole for the top-3 re-check and the reports (profile_merge.py; session 28 merged by hand).
+          if [ -n "${TUNE_SHAPES:-}" ]; then
+            python3 scripts/profile_merge.py docs/data/tune_profile.csv.gz "$OUT/tune_profile.csv" > "$OUT/tune_profile_merged.csv" &&
+              mv "$OUT/tune_profile_merged.csv" "$OUT/tune_profile.csv"
+          fi
           # Issue 3's targets from this profile (with --retune it holds every shape: the re-tuned ones and the rest).
           python3 scripts/sm90_report.py --profile "$OUT/tune_profile.csv" -o "$OUT/sm90_report.md" | tail -3 ;;
     # The table tuned in this run, else the shipped one.

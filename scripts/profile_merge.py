@@ -13,10 +13,15 @@ from tune_profile import SHAPE_COLS, open_text
 
 
 def read(path):
+    """The header and the rows; a row cut short (the last line of a tune stopped by a timeout) is left out."""
     with open_text(path) as f:
         rd = csv.reader(f)
         header = next(rd)
-        return header, list(rd)
+        rows = list(rd)
+    whole = [r for r in rows if len(r) >= len(header)]
+    if len(whole) < len(rows):
+        print("profile_merge: %s: %d rows cut short, left out" % (path, len(rows) - len(whole)), file=sys.stderr)
+    return header, whole
 
 
 def main():

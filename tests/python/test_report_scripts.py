@@ -144,6 +144,8 @@ def test_profile_merge_replaces_only_the_retuned_backends(tmp_path):
     write_csv(later, cols, [dict(base, M=2, kernel=k, libtype="cublaslt", us=1.0) for k in ("cublaslt", "cublaslt_a66_x")])
     latest = tmp_path / "latest.csv"
     write_csv(latest, cols, [dict(base, M=2, kernel="cublaslt", libtype="cublaslt", us=0.5)])
+    with open(latest, "a") as f:
+        f.write("2,4096,4096,False,torch.bfloat16\n")  # a line cut short by a stopped tune
     r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "profile_merge.py"), str(old), str(later), str(latest)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -151,6 +153,7 @@ def test_profile_merge_replaces_only_the_retuned_backends(tmp_path):
     # M = 1 untouched; at M = 2 the skinny rows stay, the cuBLASLt rows are the last file's that has them.
     assert got == [("1", "cublaslt", "2.0"), ("1", "cublaslt_h1", "2.0"), ("1", "skinny_x", "2.0"),
                    ("2", "cublaslt", "0.5"), ("2", "skinny_x", "2.0")]
+    assert "1 rows cut short" in r.stderr
     other = tmp_path / "other.csv"
     write_csv(other, cols[:9], [dict((c, v) for c, v in dict(base, M=3, kernel="a").items() if c in cols[:9])])
     r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "profile_merge.py"), str(old), str(other)],
