@@ -53,8 +53,14 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const size_t top_n = size_t(a.int_opt("--top", 3, 1, 100));
   std::map<std::string, std::vector<std::pair<double, std::string>>> top;  // format_shape -> (us, kernel)
   if (a.ok() && a.has("--top-from")) {
-    std::ifstream f(a.str("--top-from"));
+    std::ifstream f(a.str("--top-from"), std::ios::binary);
     if (!f) a.fail("--top-from: cannot read '" + a.str("--top-from") + "'");
+    // The shipped profile is docs/data/tune_profile.csv.gz; without this its header read as "no kernel/ok/us columns".
+    if (f.peek() == 0x1f) {
+      f.get();
+      if (f.peek() == 0x8b) a.fail("--top-from: '" + a.str("--top-from") + "' is gzip-compressed; unpack it first (zcat)");
+      f.unget();
+    }
     std::string line;
     std::getline(f, line);  // header: the 8 shape columns, then kernel, libtype, ok, us, ..., final (since run 23), note
     const std::vector<std::string> head = split_commas(line);
