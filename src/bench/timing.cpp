@@ -119,9 +119,15 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+double speed_vs_first(const Timing& t) { return t.ok && t.ratio_vs_first > 0 ? 1.0 / t.ratio_vs_first : 0.0; }
+
+Timing through_pick(Timing c, const Timing& pick) {
+  c.ratio_vs_first = speed_vs_first(c) > 0 && speed_vs_first(pick) > 0 ? c.ratio_vs_first * pick.ratio_vs_first : 0;
+  return c;
+}
+
 Fastest fastest_by_ratio(const std::vector<Timing>& t, size_t pick, size_t first) {
-  // Speed against t[0] is 1 / ratio_vs_first; a failed or unmeasured launch has none.
-  auto speed = [&](size_t j) { return j < t.size() && t[j].ok && t[j].ratio_vs_first > 0 ? 1.0 / t[j].ratio_vs_first : 0.0; };
+  auto speed = [&](size_t j) { return j < t.size() ? speed_vs_first(t[j]) : 0.0; };
   Fastest f;
   f.index = pick;
   for (size_t j = first; j < t.size(); ++j)

@@ -72,6 +72,15 @@ struct Fastest {
 };
 Fastest fastest_by_ratio(const std::vector<Timing>& t, size_t pick, size_t first);
 
+// Speed against the first launch of its rounds: 1 / ratio_vs_first; 0 for a failed or unmeasured launch.
+double speed_vs_first(const Timing& t);
+
+// `bench --pairwise`: a candidate timed 2-way against the pick (c.ratio_vs_first = c / pick), restated against cuBLASLt
+// through the pick's own 2-way rounds with it (pick.ratio_vs_first = pick / cuBLASLt): c / cuBLASLt = (c / pick) *
+// (pick / cuBLASLt). Each factor is a median of per-pair ratios from rounds of two, as DESIGN.md asks of a ratio; the
+// product is not measured in one set of rounds. Ratio 0 (no speed) where either side has none.
+Timing through_pick(Timing c, const Timing& pick);
+
 // The order in which round `round` visits n candidates when shuffled: candidate 0 (in the bench cuBLASLt, the
 // reference of every ratio) first, the others in the rows of a Williams design, so that over a cycle of rounds each
 // candidate comes right after each other one equally often, round boundaries included. What a sample inherits under

@@ -54,6 +54,31 @@ TEST(FastestByRatio, RatiosDecideAndFailuresDoNotCount) {
   EXPECT_EQ(f.gap, 0);
 }
 
+// bench --pairwise: a candidate's 2-way ratio against the pick, restated against cuBLASLt through the pick's 2-way ratio.
+TEST(FastestByRatio, PairwiseThroughThePick) {
+  auto timing = [](double ratio, bool ok = true) {
+    bench::Timing t;
+    t.median_us = 100;
+    t.ratio_vs_first = ratio;
+    t.ok = ok;
+    return t;
+  };
+  // The pick reads 1.10x cuBLASLt (ratio 1/1.1); the candidate 2% slower than the pick: 1.10 / 1.02 x cuBLASLt.
+  bench::Timing c = bench::through_pick(timing(1.02), timing(1 / 1.1));
+  EXPECT_NEAR(bench::speed_vs_first(c), 1.1 / 1.02, 1e-12);
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(c.median_us, 100);
+  // Without a speed on either side there is none through the pick.
+  EXPECT_EQ(bench::speed_vs_first(bench::through_pick(timing(1.02), timing(0.9, false))), 0);
+  EXPECT_EQ(bench::speed_vs_first(bench::through_pick(timing(1.02, false), timing(0.9))), 0);
+  EXPECT_EQ(bench::speed_vs_first(bench::through_pick(timing(0), timing(0.9))), 0);
+  // Judged against the pick (row 1 at ratio 1), the candidate faster by 4% is the fastest, 4% ahead.
+  std::vector<bench::Timing> vs_pick = {bench::Timing{}, timing(1), timing(1 / 1.04), timing(1.01)};
+  bench::Fastest f = bench::fastest_by_ratio(vs_pick, 1, 2);
+  EXPECT_EQ(f.index, 2u);
+  EXPECT_NEAR(f.gap, 0.04, 1e-12);
+}
+
 // Shuffled rounds: every round visits each candidate once, cuBLASLt (candidate 0) first, and over a whole cycle of
 // rounds each candidate comes right after each other one equally often, counting the pairs across round boundaries
 // (the timeline is one long sequence of samples), and never right after itself.
