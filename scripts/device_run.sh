@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, GPU tests, benchmarks; logs under $OUT (the device tool's folder).
 #   STEPS="tests bench" bash scripts/device_run.sh      (default: tests bench)
-#   TUNE_SHAPES=subset.csv STEPS="tune tabled": re-tune a subset into a copy of the shipped table (profile_without.py)
+#   TUNE_SHAPES=subset.csv STEPS="tune tabled": re-tune a subset into a copy of the shipped table (profile_merge.py)
 #   PROBE_SHAPES=s.csv PROBE_KERNELS=a,b STEPS=probe: named kernels timed beside the pick and cuBLASLt (dev A/B)
 #   STEPS="tune verify": the new table benched 2-way VERIFY_RUNS times, its losing rows handed back to cuBLASLt's
 #   default (scripts/revert_losers.py), and the result benched once more (KEEP=sm90_132_bf16_verified.csv)
@@ -71,9 +71,9 @@ for step in $STEPS; do
               done ;;
     tune) RETUNE=""
           if [ -n "${TUNE_SHAPES:-}" ]; then
-            # Re-tune only these shapes into the shipped table; every other shape keeps its row and profile rows.
+            # Re-tune only these shapes into the shipped table; every other shape keeps its row, and its profile rows
+            # come back with the merge below (the tuner starts this call's profile empty).
             cp "$TUNE_SHAPES" "$OUT/suites.csv"; cp configs/sm90_132_bf16.csv "$OUT/sm90_132_bf16.csv"; RETUNE=--retune
-            python3 scripts/profile_without.py docs/data/tune_profile.csv.gz "$TUNE_SHAPES" > "$OUT/tune_profile.csv"
           else
             { cat shapes/seed.csv; tail -n +2 shapes/models.csv; } > "$OUT/suites.csv"
           fi

@@ -1,5 +1,5 @@
 """Reading `tgemm tune` profiles (--profile-file: one row per shape and candidate kernel), shared by the scripts that
-use them (compare_tables, decode_report, profile_without, sm90_report). Each script keys and aggregates the rows its
+use them (compare_tables, decode_report, profile_merge, sm90_report). Each script keys and aggregates the rows its
 own way; what a row means is decided here once:
   - a profile may be plain or gzip-compressed (told apart by the gzip magic, not the name);
   - a candidate counts when ok = 1 and its time is a finite positive number (a failed, hung or truncated row does

@@ -1,5 +1,5 @@
 """CPU tests of the report scripts the device runs use (no GPU, no tgemm import): decode_report.py's targets, its
-read-kernel context and crossover tables, profile_without.py's re-tune base, profile_merge.py, sm90_report.py's
+read-kernel context and crossover tables, profile_merge.py, sm90_report.py's
 issue 3 targets (seed shapes, models shapes, i64 against i32), merge_tuned.py and revert_losers.py. Synthetic
 `tgemm bench` / tune CSVs with known answers."""
 
@@ -108,26 +108,6 @@ def test_crossover_from_profile(tmp_path):
     text, _ = run_report(tmp_path, bench_rows(1, 4096, 4096, 9.0, 9.9, "k"), ["--profile", str(prof)])
     line = next(l for l in text.splitlines() if l.startswith("| 4096 | 4096 | False |"))
     assert line.split("|")[4].strip() == "64"  # sm90 faster from M = 64 on, and at every larger M
-
-
-def test_profile_without_drops_only_the_listed_shapes(tmp_path):
-    cols = ["M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle", "kernel", "us"]
-    base = {"N": 4096, "K": 4096, "bias": "False", "dtype": "torch.bfloat16", "outdtype": "torch.bfloat16",
-            "scaleAB": "False", "bpreshuffle": "False"}
-    prof_rows = [dict(base, M=m, kernel=k, us=1.0) for m in (1, 2) for k in ("a", "b")]
-    prof = tmp_path / "prof.csv.gz"
-    with gzip.open(prof, "wt", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
-        w.writeheader()
-        w.writerows(prof_rows)
-    shapes = tmp_path / "shapes.csv"
-    write_csv(shapes, cols[:8], [dict(base, M=2)])
-    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "profile_without.py"), str(prof), str(shapes)],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    kept = list(csv.DictReader(r.stdout.splitlines()))
-    assert [(row["M"], row["kernel"]) for row in kept] == [("1", "a"), ("1", "b")]
-    assert "kept 2 rows" in r.stderr
 
 
 def test_profile_merge_replaces_only_the_retuned_backends(tmp_path):
