@@ -133,10 +133,10 @@ for step in $STEPS; do
     # where the median of its new pick's reads beats the old pick's by more than 0.5% (scripts/dev/keep_gainers.py).
     # The result becomes $OUT/sm90_132_bf16.csv, so "tabled" and "decode" after it bench it. Session 28 ran this by hand
     # (runs 261-265): a re-tune's rows reverted or kept this way, instead of against reads from earlier calls.
-    # GAIN_CONTEXT=suites benches both whole suites with each table instead of the changed rows alone: a row's read
-    # depends on the card's state, which the suite bench heats to its power cap (run 269: at 4096 x 4096 x 4096
-    # cublaslt_h5 read 1.033-1.040x in the suite bench and 0.967-0.984x benched alone), and the suite bench is where
-    # issue 5's targets are measured.
+    # GAIN_CONTEXT=suites benches both whole suites with each table instead of the changed rows alone, so the reads
+    # come from the bench the shipped figures come from, in the state its long run leaves the card (run 270: 18 of 26
+    # rows kept). At 4096^3 the two agreed (cublaslt_h5 0.964-0.969x in whole suites, 0.967-0.984x alone); the top-3
+    # re-check's shared rounds read it 1.033-1.040x.
     gain) C=${CANDIDATE:-$OUT/sm90_132_bf16.csv}
           if [ ! -f "$C" ]; then echo "gain: no candidate table ($C): run tune or promote first, or set CANDIDATE"; rc=2; else
             cp "$C" "$OUT/gain_candidate.csv"

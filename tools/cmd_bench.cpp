@@ -118,8 +118,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   // plain 2-way comparison keeps DESIGN.md's A B A B.
   const bool shuffle_all = a.flag("--shuffle-order");
   // --pairwise: cuBLASLt and the pick are timed as in the plain bench, then each extra candidate 2-way against the pick
-  // (A B A B), DESIGN.md's rule for a ratio. In shared rounds of five the card runs hotter than in the 2-way bench, and
-  // the ranks of some shapes differ there: at 4096^3 cuBLASLt's default took 175 us 2-way and 205-211 us in the top-3
+  // (A B A B), DESIGN.md's rule for a ratio. In shared rounds of five some shapes rank their candidates otherwise than
+  // in the 2-way bench: at 4096^3 cuBLASLt's default took 175 us 2-way and 205-211 us in the top-3
   // re-check, where cublaslt_h5 read 1.033-1.040x; benched 2-way as the pick it read 0.964-0.984x (runs 267-271).
   const bool pairwise = a.flag("--pairwise");
   const bool many = !forced.empty() || !top.empty();
