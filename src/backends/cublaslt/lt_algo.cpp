@@ -7,25 +7,24 @@ namespace tgemm::cublaslt_detail {
 
 namespace {
 
-// The fields of a name in order: their tags and where each goes.
+// The fields of a name in order, after kLtAlgoPrefix: their tags and where each goes.
 template <typename F>
 bool each_field(F&& f) {
-  return f("a", 0) && f("_t", 1) && f("_s", 2) && f("_k", 3) && f("_r", 4) && f("_w", 5) && f("_c", 6) && f("_i", 7) &&
+  return f("", 0) && f("_t", 1) && f("_s", 2) && f("_k", 3) && f("_r", 4) && f("_w", 5) && f("_c", 6) && f("_i", 7) &&
          f("_cl", 8);
 }
 
 }  // namespace
 
 std::string LtAlgoConfig::name() const {
-  return "cublaslt_a" + std::to_string(id) + "_t" + std::to_string(tile) + "_s" + std::to_string(stages) + "_k" +
+  return std::string(kLtAlgoPrefix) + std::to_string(id) + "_t" + std::to_string(tile) + "_s" + std::to_string(stages) + "_k" +
          std::to_string(split_k) + "_r" + std::to_string(reduction) + "_w" + std::to_string(swizzle) + "_c" +
          std::to_string(custom) + "_i" + std::to_string(inner) + "_cl" + std::to_string(cluster);
 }
 
 std::optional<LtAlgoConfig> parse_lt_algo_name(std::string_view name) {
-  constexpr std::string_view kHead = "cublaslt_";
-  if (name.substr(0, kHead.size()) != kHead) return std::nullopt;
-  std::string_view rest = name.substr(kHead.size());
+  if (name.substr(0, kLtAlgoPrefix.size()) != kLtAlgoPrefix) return std::nullopt;
+  std::string_view rest = name.substr(kLtAlgoPrefix.size());
   int64_t v[9] = {};
   const bool ok = each_field([&](std::string_view tag, int i) {
     if (rest.substr(0, tag.size()) != tag) return false;
