@@ -91,13 +91,14 @@ for step in $STEPS; do
     # The table tuned in this run, else the shipped one.
     # TOP_FROM=profile.csv: the top-3 re-check against that profile (issue 5) where no tune ran in this call.
     # A second "tabled" in STEPS (two benches in one call) writes *_tuned_r2.*, with TOP_FROM2 if set (TOP_FROM=/none
-    # TOP_FROM2=profile.csv: the plain 2-way bench, then the top-3 re-check).
+    # TOP_FROM2=profile.csv: the plain 2-way bench, then the top-3 re-check; BENCH_ARGS2, if set, replaces BENCH_ARGS
+    # there, e.g. "--pairwise --settle-ms 100").
     tabled) export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"; [ -f "$TGEMM_CONFIG" ] || TGEMM_CONFIG="$PWD/configs/sm90_132_bf16.csv"
-          r=""; TP=${TOP_FROM:-$OUT/tune_profile.csv}
-          [ -f "$OUT/bench_seed_tuned.csv" ] && { r=_r2; TP=${TOP_FROM2:-$TP}; }
+          r=""; TP=${TOP_FROM:-$OUT/tune_profile.csv}; BA=${BENCH_ARGS:-}
+          [ -f "$OUT/bench_seed_tuned.csv" ] && { r=_r2; TP=${TOP_FROM2:-$TP}; BA=${BENCH_ARGS2:-$BA}; }
           TOP=""; [ -f "$TP" ] && TOP="--top-from $(plain_profile "$TP")"
-          ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned$r.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_seed_tuned$r.log" 2>&1; rc=$?
-          ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings --csv "$OUT/bench_models_tuned$r.csv" $TOP ${BENCH_ARGS:-} > "$OUT/bench_models_tuned$r.log" 2>&1; rc=$((rc|$?))
+          ./build-dev/tgemm bench -i shapes/seed.csv --csv "$OUT/bench_seed_tuned$r.csv" $TOP $BA > "$OUT/bench_seed_tuned$r.log" 2>&1; rc=$?
+          ./build-dev/tgemm bench -i shapes/models.csv --no-ceilings --csv "$OUT/bench_models_tuned$r.csv" $TOP $BA > "$OUT/bench_models_tuned$r.log" 2>&1; rc=$((rc|$?))
           unset TGEMM_CONFIG; tail -4 "$OUT/bench_seed_tuned$r.log"; tail -4 "$OUT/bench_models_tuned$r.log"; grep -c "more than 3% off" "$OUT/bench_models_tuned$r.log" ;;
     # The table tuned in this run (else the shipped one) benched 2-way VERIFY_RUNS times (default 3); rows whose pick
     # read below 1.0x in VERIFY_MIN_RUNS (default 2) of them go back to cuBLASLt's default (revert_losers.py), into
@@ -191,6 +192,17 @@ for step in $STEPS; do
              done
            done
            python3 scripts/dev/probe_summary.py "$OUT"/probe_*_r*.csv | tee "$OUT/probe_summary.txt" ;;
+    # The top-3 re-check's rounds with and without a pause before each (bench --settle-ms): SETTLE_MS values
+    # (default "0 100") alternated SETTLE_REPS times (default 2) on SETTLE_SHAPES, against TOP_FROM (default the
+    # shipped profile); scripts/dev/settle_summary.py shows how far the pick's clock moved between rounds.
+    settle) TP=$(plain_profile "${TOP_FROM:-docs/data/tune_profile.csv.gz}")
+            for r in $(seq 1 ${SETTLE_REPS:-2}); do
+              for s in ${SETTLE_MS:-0 100}; do
+                ./build-dev/tgemm bench -i "${SETTLE_SHAPES:-scripts/dev/settle_shapes.csv}" --no-ceilings --pairwise --settle-ms "$s" \
+                  --top-from "$TP" ${SETTLE_ARGS:-} --csv "$OUT/settle_${s}_r$r.csv" > "$OUT/settle_${s}_r$r.log" 2>&1; rc=$((rc|$?))
+              done
+            done
+            python3 scripts/dev/settle_summary.py "$OUT"/settle_*_r*.csv > "$OUT/settle_summary.txt"; tail -60 "$OUT/settle_summary.txt" ;;
     ncu) bash scripts/dev/ncu_profile.sh build-dev "$OUT"; rc=$? ;;
     # Power, SM clock and energy per FLOP of tgemm's pick and F.linear, each alone for seconds (POWER_SHAPES: M,N,K,bias).
     power) PYTHONPATH=build-dev/python python3 scripts/dev/power_probe.py ${POWER_SHAPES:-340000,6144,1280,1 8192,6144,1280,1} \

@@ -27,6 +27,12 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+std::string fmt_ms(double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g ms", ms);
+  return b;
+}
+
 std::string plan_str(const Plan& p) {
   if (!p.status.ok()) return "none";
   return p.kernel->name() + (p.pieces.size() > 1 ? " x" + std::to_string(p.pieces.size()) + " pieces" : "");
@@ -35,7 +41,7 @@ std::string plan_str(const Plan& p) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args a(argv, {"--no-check", "--no-ceilings", "--shuffle-order", "--pairwise"}, {"-i", "--warmup", "--iters", "--timing", "--sustain-ms", "--csv", "--kernel", "--top-from", "--top"});
+  Args a(argv, {"--no-check", "--no-ceilings", "--shuffle-order", "--pairwise"}, {"-i", "--warmup", "--iters", "--timing", "--sustain-ms", "--csv", "--kernel", "--top-from", "--top", "--settle-ms"});
   std::string input = a.str("-i", "shapes/seed.csv");
   int warmup = int(a.int_opt("--warmup", 5, 0, 10000));
   int iters = int(a.int_opt("--iters", 30, 1, 100000));
@@ -44,6 +50,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
     a.fail("--timing: '" + a.str("--timing") + "' is not graph, plain or sustained");
   // --timing sustained: each sample replays one candidate back to back this long (see timing.h).
   const double sustain_ms = a.double_opt("--sustain-ms", 200, 1, 60000);
+  // --settle-ms: the GPU idles this long before every timing round (bench::pause), the pairwise rounds included, so
+  // that each round starts from the same clock; without it a shape's first round follows its operand fill and the
+  // previous shape's reference checks, and the rounds after it follow dense GEMMs.
+  const double settle_ms = a.double_opt("--settle-ms", 0, 0, 60000);
   std::vector<std::string> forced = split_commas(a.str("--kernel"));
   for (const std::string& k : forced)
     if (!find_kernel(k)) a.fail("--kernel: unknown kernel '" + k + "' (see `tgemm kernels`)");
@@ -123,8 +133,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   // re-check, where cublaslt_h5 read 1.033-1.040x; benched 2-way as the pick it read 0.964-0.984x (runs 267-271).
   const bool pairwise = a.flag("--pairwise");
   const bool many = !forced.empty() || !top.empty();
-  std::printf("timing: %s, %d warm-up, %d interleaved iterations%s, medians; x cuBLASLt = median of per-iteration ratios\n",
-              bench::timing_mode_name(mode), warmup, iters,
+  std::printf("timing: %s, %d warm-up, %d interleaved iterations%s%s, medians; x cuBLASLt = median of per-iteration ratios\n",
+              bench::timing_mode_name(mode), warmup, iters, settle_ms > 0 ? (", " + fmt_ms(settle_ms) + " idle before each round").c_str() : "",
               shuffle_all ? " (balanced orders)"
               : !many     ? ""
               : pairwise  ? " (other candidates 2-way against the pick; their x cuBLASLt = the pick's x their x pick)"
@@ -136,7 +146,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
       std::fprintf(stderr, "tgemm bench: cannot write %s\n", a.str("--csv").c_str());
       return 1;
     }
-    csv << "M,N,K,bias,dtype,outdtype,what,kernel,pieces,us,tflops,bw,x_cublaslt,cublaslt_us,rel_l2,err_ratio,unwritten,max_rel,x_pick\n";
+    // round_pick_us: the pick's median in the rounds that timed this row; against the pick's own `us`, how far the
+    // card's clock moved between the first round and a --pairwise candidate's.
+    csv << "M,N,K,bias,dtype,outdtype,what,kernel,pieces,us,tflops,bw,x_cublaslt,cublaslt_us,rel_l2,err_ratio,unwritten,max_rel,x_pick,"
+           "round_pick_us\n";
   }
   std::printf("%8s %6s %6s %4s %-5s | %-28s %9s %8s %8s %8s %10s | %s\n", "M", "N", "K", "bias", "dtype", "what", "us",
               "TFLOP/s", "GB/s", "x cuBLAS", "rel_err", "plan");
@@ -181,24 +194,28 @@ int cmd_bench(const std::vector<std::string>& argv) {
     for (size_t j = 0; j < (pairwise ? std::min<size_t>(2, rows.size()) : rows.size()); ++j) launches.push_back(rows[j].launch);
     std::vector<bench::Timing> t;
     const bench::TimingOptions topt{warmup, iters, mode, sustain_ms, shuffle_all || launches.size() > 2};
-    if (Status s = bench::time_interleaved(launches, o.rotations, topt, stream, &t); !s.ok()) {
-      std::printf("%8lld %6lld %6lld: timing failed: %s\n", (long long)sh.m, (long long)sh.n, (long long)sh.k, s.to_string().c_str());
+    Status ts = bench::pause(stream, settle_ms);
+    if (ts.ok()) ts = bench::time_interleaved(launches, o.rotations, topt, stream, &t);
+    if (!ts.ok()) {
+      std::printf("%8lld %6lld %6lld: timing failed: %s\n", (long long)sh.m, (long long)sh.n, (long long)sh.k, ts.to_string().c_str());
       ++failures;
       continue;
     }
     // With --pairwise, each extra candidate's own 2-way rounds against the pick: vs_pick[j].ratio_vs_first is (j / pick).
     std::vector<bench::Timing> vs_pick(rows.size());
+    std::vector<double> round_pick_us(rows.size(), t.size() > 1 ? t[1].median_us : 0);
     if (pairwise && rows.size() > 2) {
       vs_pick[1] = t[1];
       vs_pick[1].ratio_vs_first = 1;
       const bench::TimingOptions popt{warmup, iters, mode, sustain_ms, shuffle_all};
       for (size_t j = 2; j < rows.size(); ++j) {
         std::vector<bench::Timing> pt;
-        Status s = t[1].ok ? bench::time_interleaved({rows[1].launch, rows[j].launch}, o.rotations, popt, stream, &pt)
-                           : Status(StatusCode::internal, "the pick could not be timed");
+        Status s = t[1].ok ? bench::pause(stream, settle_ms) : Status(StatusCode::internal, "the pick could not be timed");
+        if (s.ok()) s = bench::time_interleaved({rows[1].launch, rows[j].launch}, o.rotations, popt, stream, &pt);
         bench::Timing tj = s.ok() ? pt[1] : bench::Timing{};
         if (!s.ok()) tj.status = s;
         vs_pick[j] = tj;
+        round_pick_us[j] = s.ok() && pt[0].ok ? pt[0].median_us : 0;
         t.push_back(bench::through_pick(tj, t[1]));
       }
     }
@@ -242,7 +259,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
             << dtype_torch_name(sh.outdtype) << "," << r.what << ","
             << (r.plan.kernel ? r.plan.kernel->name() : "none") << "," << r.plan.pieces.size() << "," << us << "," << tflops << ","
             << bw << "," << x << "," << t[0].median_us << "," << c.rel_l2() << "," << c.err_ratio() << "," << c.unwritten << "," << c.max_rel << ","
-            << (j == 0 ? "" : std::to_string(x_pick(j))) << "\n";
+            << (j == 0 ? "" : std::to_string(x_pick(j))) << "," << round_pick_us[j] << "\n";
     }
     std::fflush(stdout);
   }

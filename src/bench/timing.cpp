@@ -1,9 +1,11 @@
 #include "bench/timing.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <thread>
 
 namespace tgemm::bench {
 
@@ -117,6 +119,13 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+Status pause(cudaStream_t stream, double ms) {
+  if (ms <= 0) return Status::Ok();
+  if (Status s = cuda_status(cudaStreamSynchronize(stream), "before a pause"); !s.ok()) return s;
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+  return Status::Ok();
 }
 
 double speed_vs_first(const Timing& t) { return t.ok && t.ratio_vs_first > 0 ? 1.0 / t.ratio_vs_first : 0.0; }

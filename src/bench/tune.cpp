@@ -1,9 +1,7 @@
 #include "bench/tune.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
-#include <thread>
 
 #include "bench/problem_bench.h"
 #include "registry/registry.h"
@@ -126,11 +124,7 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
     if (pick >= 0 && dflt >= 0 && pick != dflt) {
       TimingOptions t_confirm = t_final;
       t_confirm.shuffle = false;
-      if (opt.confirm_pause_ms > 0) {
-        if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
-          return {StatusCode::cuda_error, std::string("before the confirm pause: ") + cudaGetErrorString(e)};
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(opt.confirm_pause_ms));
-      }
+      if (Status st = pause(stream, opt.confirm_pause_ms); !st.ok()) return st;
       std::vector<Timing> t;
       const std::vector<Launch> pair = {launch_plan(*d, cands[size_t(dflt)], o), launch_plan(*d, cands[size_t(pick)], o)};
       if (Status st = time_interleaved(pair, o.rotations, t_confirm, stream, &t); !st.ok()) return st;
