@@ -55,6 +55,18 @@ Status handle_for(int dev, cublasLtHandle_t* out) {
   return Status::Ok();
 }
 
+// The current device and its handle. *no_device (if given) tells a machine without a GPU (the CPU-only CI) from a
+// failure to create the handle.
+Status current_handle(int* dev, cublasLtHandle_t* out, bool* no_device = nullptr) {
+  if (no_device) *no_device = false;
+  if (cudaError_t e = cudaGetDevice(dev); e != cudaSuccess) {
+    cudaGetLastError();
+    if (no_device) *no_device = true;
+    return {StatusCode::cuda_error, cudaGetErrorString(e)};
+  }
+  return handle_for(*dev, out);
+}
+
 // Descriptors and the chosen algorithm for one problem; built once, reused by every call.
 struct Prepared {
   cublasLtMatmulDesc_t op = nullptr;
@@ -219,11 +231,10 @@ class CublasLtKernel final : public Kernel {
     int dev = 0;
     cublasLtHandle_t h = nullptr;
     const Prepared* pr = nullptr;
-    if (cudaGetDevice(&dev) != cudaSuccess) {
-      cudaGetLastError();
-      return {Verdict::Kind::unsupported, name_ + (config_ ? " needs a GPU for cuBLASLt to check it" : " needs a GPU to ask cuBLASLt's heuristic")};
-    }
-    if (Status s = handle_for(dev, &h); !s.ok()) return {Verdict::Kind::unsupported, s.message()};
+    bool no_device = false;
+    if (Status s = current_handle(&dev, &h, &no_device); !s.ok())
+      return {Verdict::Kind::unsupported, !no_device ? s.message()
+                                          : name_ + (config_ ? " needs a GPU for cuBLASLt to check it" : " needs a GPU to ask cuBLASLt's heuristic")};
     if (Status s = lookup(h, dev, p, &pr); !s.ok()) return {Verdict::Kind::unsupported, s.message()};
     if (size_t(index_) >= pr->algos.size())
       return {Verdict::Kind::unsupported, "cuBLASLt's heuristic offers " + std::to_string(pr->algos.size()) + " algorithms for this problem, not " +
@@ -237,10 +248,9 @@ class CublasLtKernel final : public Kernel {
   Status run(const GemmArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream) const override {
     const Problem& p = args.p;
     int dev = 0;
-    if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return {StatusCode::cuda_error, cudaGetErrorString(e)};
     const Prepared* pr = nullptr;
     cublasLtHandle_t h = nullptr;
-    if (Status s = handle_for(dev, &h); !s.ok()) return s;
+    if (Status s = current_handle(&dev, &h); !s.ok()) return s;
     if (Status s = lookup(h, dev, p, &pr); !s.ok()) return s;
     if (size_t(index_) >= pr->algos.size())
       return {StatusCode::not_supported, name_ + ": the heuristic offered only " + std::to_string(pr->algos.size()) + " algorithms"};
@@ -305,9 +315,8 @@ int heuristic_count() { return kHeuristicCount; }
 Status heuristic_algos(const Problem& p, int want, std::vector<std::array<uint64_t, 8>>* out) {
   static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(std::array<uint64_t, 8>), "cuBLASLt's opaque algorithm");
   int dev = 0;
-  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return {StatusCode::cuda_error, cudaGetErrorString(e)};
   cublasLtHandle_t h = nullptr;
-  if (Status s = handle_for(dev, &h); !s.ok()) return s;
+  if (Status s = current_handle(&dev, &h); !s.ok()) return s;
   std::unique_ptr<Prepared> pr;
   if (Status s = prepare(h, p, want, &pr); !s.ok()) return s;
   out->resize(pr->algos.size());
@@ -321,11 +330,7 @@ std::vector<std::string> search_names(const Problem& p, SearchDepth depth) {
   cublasLtHandle_t h = nullptr;
   std::unique_ptr<Prepared> heur;
   if (depth == SearchDepth::none) return out;
-  if (cudaGetDevice(&dev) != cudaSuccess) {
-    cudaGetLastError();
-    return out;
-  }
-  if (!handle_for(dev, &h).ok() || !prepare(h, p, kHeuristicCount, &heur).ok()) return out;
+  if (!current_handle(&dev, &h).ok() || !prepare(h, p, kHeuristicCount, &heur).ok()) return out;
   std::vector<LtAlgoConfig> tried;  // the answers (already cublaslt_h<i>), then each candidate once
   for (const auto& r : heur->algos) tried.push_back(config_of(r.algo));
   const std::vector<LtAlgoConfig> answers = tried;
