@@ -193,9 +193,9 @@ for step in $STEPS; do
            done
            python3 scripts/dev/probe_summary.py "$OUT"/probe_*_r*.csv | tee "$OUT/probe_summary.txt" ;;
     # The top-3 re-check's rounds with and without a pause before each (bench --settle-ms): SETTLE_MS values
-    # (default "0 100") alternated SETTLE_REPS times (default 2) on SETTLE_SHAPES, against TOP_FROM (default the
-    # shipped profile); scripts/dev/settle_summary.py shows how far the pick's clock moved between rounds.
-    settle) TP=$(plain_profile "${TOP_FROM:-docs/data/tune_profile.csv.gz}")
+    # (default "0 100") alternated SETTLE_REPS times (default 2) on SETTLE_SHAPES, against SETTLE_TOP_FROM (default
+    # the shipped profile); scripts/dev/settle_summary.py shows how far the pick's clock moved between rounds.
+    settle) TP=$(plain_profile "${SETTLE_TOP_FROM:-docs/data/tune_profile.csv.gz}")
             for r in $(seq 1 ${SETTLE_REPS:-2}); do
               for s in ${SETTLE_MS:-0 100}; do
                 ./build-dev/tgemm bench -i "${SETTLE_SHAPES:-scripts/dev/settle_shapes.csv}" --no-ceilings --pairwise --settle-ms "$s" \

@@ -1,6 +1,6 @@
 """CPU tests of the report scripts the device runs use (no GPU, no tgemm import): decode_report.py's targets, its
-read-kernel context and crossover tables, profile_merge.py, sm90_report.py's
-issue 3 targets (seed shapes, models shapes, i64 against i32), merge_tuned.py and revert_losers.py. Synthetic
+read-kernel context and crossover tables, profile_merge.py, sm90_report.py's issue 3 targets (seed shapes, models
+shapes, i64 against i32), merge_tuned.py, revert_losers.py, promote_winners.py and robust_picks.py. Synthetic
 `tgemm bench` / tune CSVs with known answers."""
 
 import csv
@@ -496,3 +496,54 @@ def test_promote_winners_switches_rows_whose_candidate_won_often_enough(tmp_path
                         str(tmp_path / "b1.csv"), str(tmp_path / "b2.csv"), "--min-runs", "1"], capture_output=True,
                        text=True)
     assert [x["kernelName"] for x in csv.DictReader(r.stdout.splitlines())][1] == "cublaslt_h2"
+
+
+def test_robust_picks_takes_the_kernel_never_far_behind(tmp_path):
+    """robust_picks.py: where a row's pick read more than --max-gap-pct behind the fastest in --min-runs runs, the row
+    takes the kernel with the smallest worst gap over the runs, among those timed in every run (cuBLASLt's default is,
+    from each run's first round); runs of another pick do not count; a plain bench CSV (no x_pick column) adds the
+    pick and the default."""
+    write_table_rows(tmp_path / "t.csv", ((1, "cublaslt"), (2, "sm90_a"), (4, "sm90_a"), (8, "sm90_a")), solidx=0)
+    cols = BENCH_COLS + ["x_pick"]
+
+    def block(m, pick, x_pick_lt, cands, lt=100.0):
+        """cuBLASLt's row, the pick (x cuBLASLt x_pick_lt), then (kernel, speed against the pick) candidates."""
+        rows = bench_rows(m, 4096, 4096, lt / x_pick_lt, lt, pick)
+        rows[0]["x_pick"], rows[1]["x_pick"] = "", 1.0
+        for kern, x in cands:
+            rows.append(dict(rows[1], what=kern, kernel=kern, us=lt / x_pick_lt / x, x_pick=x))
+        return rows
+
+    hot = [block(1, "cublaslt", 1.0, [("cublaslt_h5", 1.05), ("cublaslt_h4", 1.03)]),
+           block(2, "sm90_a", 1.02, [("sm90_b", 1.02)]),
+           block(4, "sm90_a", 0.95, [("sm90_c", 0.99)]),
+           block(8, "other", 1.0, [("sm90_a", 1.2)])]
+    hot2 = [block(1, "cublaslt", 1.0, [("cublaslt_h5", 1.04), ("cublaslt_h4", 1.03)]),
+            block(2, "sm90_a", 1.02, [("sm90_b", 1.01)]),
+            block(4, "sm90_a", 0.96, [("sm90_c", 1.0)])]
+    settled = [block(1, "cublaslt", 1.0, [("cublaslt_h5", 0.94), ("cublaslt_h4", 0.985)]),
+               block(2, "sm90_a", 1.01, [("sm90_b", 0.99)]),
+               block(4, "sm90_a", 0.96, [("sm90_c", 1.0)])]
+    for name, blocks in (("hot.csv", hot), ("hot2.csv", hot2), ("settled.csv", settled)):
+        write_csv(tmp_path / name, cols, [r for b in blocks for r in b])
+    write_csv(tmp_path / "plain.csv", BENCH_COLS, bench_rows(2, 4096, 4096, 100 / 1.03, 100, "sm90_a"))
+
+    def run(*extra):
+        r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "robust_picks.py"), str(tmp_path / "t.csv"),
+                            *(str(tmp_path / n) for n in ("hot.csv", "hot2.csv", "settled.csv", "plain.csv")), *extra],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return [x["kernelName"] for x in csv.DictReader(r.stdout.splitlines())], r
+
+    kernels, r = run()
+    # M=1: the default is 5% and 4% behind h5 in the hot runs; h5 6.4% behind in the settled one; h4 never > 1.9%.
+    assert kernels[0] == "cublaslt_h4"
+    # M=2: within 3% everywhere. M=4: 5.3% and 4.2% behind cuBLASLt's default, which leads in every run.
+    # M=8: the runs' pick was another kernel.
+    assert kernels[1:] == ["sm90_a", "cublaslt", "sm90_a"]
+    assert "cublaslt_h4 (worst gap over 3 runs 5.0% -> 1.9%)" in r.stderr and "2 of 4 rows switched" in r.stderr
+    rows = list(csv.DictReader(r.stdout.splitlines()))
+    assert rows[0]["libtype"] == "cublaslt" and rows[0]["solidx"] == "4" and rows[2]["solidx"] == "0"
+    # --min-runs 3: M=1's pick was behind by more than 3% in two runs only; M=4's in three.
+    kernels, _ = run("--min-runs", "3")
+    assert kernels == ["cublaslt", "sm90_a", "cublaslt", "sm90_a"]
