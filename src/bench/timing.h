@@ -92,8 +92,9 @@ std::vector<size_t> round_order(size_t n, int round);
 
 // Waits for `stream`, then leaves the GPU idle for `ms` (nothing when ms <= 0), so that the timing round after it starts
 // from the clock a pause leaves. Under the 700 W cap the card's clock falls within tens of milliseconds of dense
-// GEMMs, and kernels rank differently at the two ends: at 4096^3 cuBLASLt's default took 172.9 us in a shape's first
-// round and its alternatives' rounds right after read it ~10-20% slower (run 272). The tuner's confirm round
+// GEMMs, and kernels rank differently at the two ends: at 4096^3 cuBLASLt's default took 171-175 us in a shape's first
+// round and 8-18% longer in the rounds right after it, where its alternatives led it by ~3%; after a 100 ms pause it
+// stayed within 3% of round 1 and led them by 1-10% (run 273). The tuner's confirm round
 // (TuneOptions::confirm_pause_ms) and `tgemm bench --settle-ms` pause through this.
 Status pause(cudaStream_t stream, double ms);
 
