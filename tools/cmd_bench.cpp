@@ -41,7 +41,7 @@ std::string plan_str(const Plan& p) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args a(argv, {"--no-check", "--no-ceilings", "--shuffle-order", "--pairwise"}, {"-i", "--warmup", "--iters", "--timing", "--sustain-ms", "--csv", "--kernel", "--top-from", "--top", "--settle-ms"});
+  Args a(argv, {"--no-check", "--no-ceilings", "--shuffle-order", "--pairwise"}, {"-i", "--warmup", "--iters", "--timing", "--sustain-ms", "--csv", "--kernel", "--top-from", "--top", "--settle-ms", "--pair-repeats"});
   std::string input = a.str("-i", "shapes/seed.csv");
   int warmup = int(a.int_opt("--warmup", 5, 0, 10000));
   int iters = int(a.int_opt("--iters", 30, 1, 100000));
@@ -54,6 +54,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
   // that each round starts from the same clock; without it a shape's first round follows its operand fill and the
   // previous shape's reference checks, and the rounds after it follow dense GEMMs.
   const double settle_ms = a.double_opt("--settle-ms", 0, 0, 60000);
+  // --pair-repeats n: with --pairwise, each candidate's 2-way rounds against the pick run as n separate calls (fresh
+  // graphs, each after the settle pause), and its ratio is the median of theirs (bench::median_of_calls).
+  const int pair_repeats = int(a.int_opt("--pair-repeats", 1, 1, 100));
+  if (a.ok() && pair_repeats > 1 && !a.flag("--pairwise")) a.fail("--pair-repeats: only with --pairwise");
   std::vector<std::string> forced = split_commas(a.str("--kernel"));
   for (const std::string& k : forced)
     if (!find_kernel(k)) a.fail("--kernel: unknown kernel '" + k + "' (see `tgemm kernels`)");
@@ -133,12 +137,14 @@ int cmd_bench(const std::vector<std::string>& argv) {
   // re-check, where cublaslt_h5 read 1.033-1.040x; benched 2-way as the pick it read 0.964-0.984x (runs 267-271).
   const bool pairwise = a.flag("--pairwise");
   const bool many = !forced.empty() || !top.empty();
-  std::printf("timing: %s, %d warm-up, %d interleaved iterations%s%s, medians; x cuBLASLt = median of per-iteration ratios\n",
-              bench::timing_mode_name(mode), warmup, iters, settle_ms > 0 ? (", " + fmt_ms(settle_ms) + " idle before each round").c_str() : "",
-              shuffle_all ? " (balanced orders)"
-              : !many     ? ""
-              : pairwise  ? " (other candidates 2-way against the pick; their x cuBLASLt = the pick's x their x pick)"
-                          : " (balanced orders where more than two candidates)");
+  std::string how = shuffle_all ? " (balanced orders)" : !many ? "" : " (balanced orders where more than two candidates)";
+  if (many && !shuffle_all && pairwise)
+    how = " (other candidates 2-way against the pick" +
+          (pair_repeats > 1 ? ", the median of " + std::to_string(pair_repeats) + " calls" : std::string()) +
+          "; their x cuBLASLt = the pick's x their x pick)";
+  if (settle_ms > 0) how = ", " + fmt_ms(settle_ms) + " idle before each round" + how;
+  std::printf("timing: %s, %d warm-up, %d interleaved iterations%s, medians; x cuBLASLt = median of per-iteration ratios\n",
+              bench::timing_mode_name(mode), warmup, iters, how.c_str());
   std::ofstream csv;
   if (a.has("--csv")) {
     csv.open(a.str("--csv"));
@@ -209,13 +215,19 @@ int cmd_bench(const std::vector<std::string>& argv) {
       vs_pick[1].ratio_vs_first = 1;
       const bench::TimingOptions popt{warmup, iters, mode, sustain_ms, shuffle_all};
       for (size_t j = 2; j < rows.size(); ++j) {
-        std::vector<bench::Timing> pt;
-        Status s = t[1].ok ? bench::pause(stream, settle_ms) : Status(StatusCode::internal, "the pick could not be timed");
-        if (s.ok()) s = bench::time_interleaved({rows[1].launch, rows[j].launch}, o.rotations, popt, stream, &pt);
-        bench::Timing tj = s.ok() ? pt[1] : bench::Timing{};
+        std::vector<bench::Timing> cand_calls, pick_calls;
+        Status s = t[1].ok ? Status::Ok() : Status(StatusCode::internal, "the pick could not be timed");
+        for (int rep = 0; rep < pair_repeats && s.ok(); ++rep) {
+          std::vector<bench::Timing> pt;
+          s = bench::pause(stream, settle_ms);
+          if (s.ok()) s = bench::time_interleaved({rows[1].launch, rows[j].launch}, o.rotations, popt, stream, &pt);
+          if (s.ok()) cand_calls.push_back(pt[1]), pick_calls.push_back(pt[0]);
+        }
+        bench::Timing tj = s.ok() ? bench::median_of_calls(cand_calls) : bench::Timing{};
         if (!s.ok()) tj.status = s;
         vs_pick[j] = tj;
-        round_pick_us[j] = s.ok() && pt[0].ok ? pt[0].median_us : 0;
+        const bench::Timing pick_in_rounds = s.ok() ? bench::median_of_calls(pick_calls) : bench::Timing{};
+        round_pick_us[j] = pick_in_rounds.ok ? pick_in_rounds.median_us : 0;
         t.push_back(bench::through_pick(tj, t[1]));
       }
     }

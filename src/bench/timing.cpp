@@ -135,6 +135,26 @@ Timing through_pick(Timing c, const Timing& pick) {
   return c;
 }
 
+Timing median_of_calls(const std::vector<Timing>& calls) {
+  Timing out;
+  if (calls.empty()) {
+    out.status = {StatusCode::internal, "no timed calls"};
+    return out;
+  }
+  std::vector<double> med, ratio;
+  out.min_us = calls[0].min_us;
+  for (const Timing& c : calls) {
+    if (!c.ok) return c;
+    med.push_back(c.median_us), ratio.push_back(c.ratio_vs_first);
+    out.min_us = std::min(out.min_us, c.min_us);
+  }
+  out.median_us = median(med);
+  out.ratio_vs_first = median(ratio);
+  out.launches_per_sample = calls[0].launches_per_sample;
+  out.ok = true;
+  return out;
+}
+
 Fastest fastest_by_ratio(const std::vector<Timing>& t, size_t pick, size_t first) {
   auto speed = [&](size_t j) { return j < t.size() ? speed_vs_first(t[j]) : 0.0; };
   Fastest f;

@@ -81,6 +81,12 @@ double speed_vs_first(const Timing& t);
 // product is not measured in one set of rounds. Ratio 0 (no speed) where either side has none.
 Timing through_pick(Timing c, const Timing& pick);
 
+// One launch timed in several separate calls of time_interleaved (`bench --pairwise --pair-repeats`), as one Timing:
+// the medians of their medians and of their ratios, the least of their minima; not ok unless every call is (the first
+// failure's status). At 64 x 37888 x 3584 the pick read 72.0 us in one 2-way call and 68.4 us in the next of the same
+// process (run 275), so one call's ratio can be 6% off where the median of three is not.
+Timing median_of_calls(const std::vector<Timing>& calls);
+
 // The order in which round `round` visits n candidates when shuffled: candidate 0 (in the bench cuBLASLt, the
 // reference of every ratio) first, the others in the rows of a Williams design, so that over a cycle of rounds each
 // candidate comes right after each other one equally often, round boundaries included. What a sample inherits under

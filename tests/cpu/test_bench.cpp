@@ -79,6 +79,33 @@ TEST(FastestByRatio, PairwiseThroughThePick) {
   EXPECT_NEAR(f.gap, 0.04, 1e-12);
 }
 
+// `bench --pairwise --pair-repeats n`: a launch timed in n separate calls counts as the medians of its calls (ratio and
+// time), the least minimum; one failed call makes the whole a failure with that call's status.
+TEST(MedianOfCalls, MediansOfTheCallsAndTheFirstFailure) {
+  auto call = [](double us, double ratio, double min_us) {
+    bench::Timing t;
+    t.median_us = us, t.ratio_vs_first = ratio, t.min_us = min_us, t.launches_per_sample = 4, t.ok = true;
+    return t;
+  };
+  bench::Timing m = bench::median_of_calls({call(72.0, 1 / 1.06, 71.0), call(68.4, 1.0, 68.0), call(68.3, 1 / 1.004, 67.9)});
+  EXPECT_TRUE(m.ok);
+  EXPECT_DOUBLE_EQ(m.median_us, 68.4);
+  EXPECT_DOUBLE_EQ(m.ratio_vs_first, 1 / 1.004);
+  EXPECT_DOUBLE_EQ(m.min_us, 67.9);
+  EXPECT_EQ(m.launches_per_sample, 4);
+  // One call: itself.
+  bench::Timing one = bench::median_of_calls({call(72.0, 0.95, 71.0)});
+  EXPECT_DOUBLE_EQ(one.median_us, 72.0);
+  EXPECT_DOUBLE_EQ(one.ratio_vs_first, 0.95);
+  bench::Timing bad = call(70, 1, 69);
+  bad.ok = false;
+  bad.status = Status(StatusCode::cuda_error, "graph launch: boom");
+  bench::Timing f = bench::median_of_calls({call(72.0, 1, 71.0), bad});
+  EXPECT_FALSE(f.ok);
+  EXPECT_EQ(f.status.message(), "graph launch: boom");
+  EXPECT_FALSE(bench::median_of_calls({}).ok);
+}
+
 // Shuffled rounds: every round visits each candidate once, cuBLASLt (candidate 0) first, and over a whole cycle of
 // rounds each candidate comes right after each other one equally often, counting the pairs across round boundaries
 // (the timeline is one long sequence of samples), and never right after itself.
