@@ -10,9 +10,11 @@ written False: the bench CSV has neither, and the suites use neither). Session 3
 """
 import argparse
 import csv
+import os
 import sys
 
-SHAPE_COLS = ["M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tune_profile import SHAPE_COLS  # noqa: E402
 
 
 def main():
