@@ -14,6 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from table_rows import key, label  # noqa: E402
 from tune_profile import SHAPE_COLS  # noqa: E402
 
 
@@ -23,22 +24,21 @@ def main():
     ap.add_argument("--gap-pct", type=float, default=3.0)
     ap.add_argument("--min-x", type=float, default=0.97)
     a = ap.parse_args()
-    flagged = {}  # shape key -> reasons
+    flagged = {}  # shape key -> (label, reasons)
     for path in a.bench:
         for r in csv.DictReader(open(path)):
-            k = tuple(r[c] for c in SHAPE_COLS[:6])
             why = None
             if r["what"] == "tgemm mm" and float(r["x_cublaslt"] or 0) < a.min_x:
                 why = "%s: pick %.3fx cuBLASLt" % (path, float(r["x_cublaslt"]))
             elif r["what"] not in ("tgemm mm", "cublaslt") and float(r.get("x_pick") or 0) > 1 + a.gap_pct / 100:
                 why = "%s: %s %.3fx the pick" % (path, r["kernel"], float(r["x_pick"]))
             if why:
-                flagged.setdefault(k, []).append(why)
+                flagged.setdefault(key(r), (label(r), []))[1].append(why)
     w = csv.writer(sys.stdout, lineterminator="\n")
     w.writerow(SHAPE_COLS)
-    for k, whys in flagged.items():
+    for k, (name, whys) in flagged.items():
         w.writerow(list(k) + ["False", "False"])
-        print("flagged %s: %s" % (" x ".join(k[:3]) + (" bias" if k[3] == "True" else ""), "; ".join(whys)), file=sys.stderr)
+        print("flagged %s: %s" % (name, "; ".join(whys)), file=sys.stderr)
     print("flagged_shapes: %d shapes" % len(flagged), file=sys.stderr)
 
 
