@@ -20,6 +20,7 @@
 #include <set>
 #include <thread>
 
+#include "backends/cublaslt/cublaslt.h"
 #include "common/temp_path.h"
 #include "gpu_util.h"
 #include "registry/registry.h"
@@ -310,6 +311,52 @@ TEST(ConcurrencyGpu, PerThreadDefaultStreamsKeepTheirOwnWorkspace) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(errors.load(), 0);
   EXPECT_EQ(bad.load(), 0) << "of " << kThreads * kRounds << " results differ from the kernel's result alone";
+}
+
+// cuBLASLt's heuristic kernels (cublaslt, cublaslt_h1, ...) share one prepared problem: one matmul descriptor, which
+// holds the bias pointer. 8 threads, each with its own operands and bias and one of those kernels, on one problem
+// key at once: every result must equal, bit for bit, its kernel's result on its operands alone (checked against the
+// reference first). A bias lock per kernel instead of per problem would let one thread's bias into another's Y.
+TEST(ConcurrencyGpu, HeuristicKernelsShareTheBiasDescriptorSafely) {
+  std::unique_ptr<Dispatcher> d;
+  TGEMM_OK(untabled_dispatcher(&d));
+  constexpr int kThreads = 8, kRounds = 40;
+  const Case c{256, 1032, 1024, DType::bf16, DType::bf16, 1};
+  std::vector<Guarded> g(kThreads);
+  std::vector<const Kernel*> k(kThreads, nullptr);
+  std::vector<std::vector<unsigned char>> alone(kThreads);
+  std::vector<const Kernel*> answers;
+  TGEMM_OK(make_guarded(c, 9700, &g[0]));
+  for (int i = 0; i < cublaslt_detail::heuristic_count(); ++i) {
+    const Kernel* h = find_kernel(i == 0 ? "cublaslt" : "cublaslt_h" + std::to_string(i));
+    ASSERT_NE(h, nullptr) << "answer " << i;
+    if (h->can_implement(g[0].args().p).ok()) answers.push_back(h);
+  }
+  ASSERT_GE(answers.size(), 2u) << "the heuristic offers one answer here: nothing shares it";
+  for (int t = 0; t < kThreads; ++t) {
+    TGEMM_OK(make_guarded(c, 9700 + 17 * uint64_t(t), &g[size_t(t)]));
+    k[size_t(t)] = answers[size_t(t) % answers.size()];
+    expect_kernel_matches(*d, *k[size_t(t)], g[size_t(t)], false);
+    if (::testing::Test::HasFailure()) return;
+    alone[size_t(t)] = host_bytes(g[size_t(t)].yv, nullptr);
+  }
+  std::atomic<int> bad{0}, errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        bool same = false;
+        if (!run_per_thread(*d, *k[size_t(t)], g[size_t(t)], g[size_t(t)].yv, alone[size_t(t)], &same)) {
+          ++errors;
+          return;
+        }
+        bad += !same;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(bad.load(), 0) << "of " << kThreads * kRounds << " results differ from their kernel's result alone";
+  std::printf("cuBLASLt heuristic kernels: %zu answers shared by %d threads, %d runs each\n", answers.size(), kThreads, kRounds);
 }
 
 // A cudaStreamPerThread workspace (34 MiB) belongs to its host thread: it is freed when the thread exits, so a thread

@@ -72,6 +72,9 @@ struct Prepared {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> algos;  // heuristic order
+  // The bias pointer lives in `op`, shared by every call of this problem (and, for the heuristic's answers, by
+  // every cublaslt_h<i> kernel); cublasLtMatmul reads it while enqueueing, so this lock spans set and call.
+  std::mutex bias_mu;
   ~Prepared() {
     if (a) cublasLtMatrixLayoutDestroy(a);
     if (b) cublasLtMatrixLayoutDestroy(b);
@@ -195,17 +198,45 @@ Status prepare_config(cublasLtHandle_t h, const Problem& p, const LtAlgoConfig& 
 // 16384 x 1024 x 4096 with bias (docs/benchmarks.md run 254, test CublasLtHeuristic).
 constexpr int kHeuristicCount = 8;
 
+// Prepared problems by device and problem key. The heuristic kernels share one, so the heuristic is asked once per
+// problem (not once per cublaslt_h<i>) and every index names an answer of the same list.
+class PreparedCache {
+ public:
+  // The problem's entry, made by `make(&entry)` on first use; a failed make leaves no entry (asked again next time).
+  template <class Make>
+  Status get(int dev, const Problem& p, Make&& make, Prepared** out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = map_[{dev, key(p)}];
+    if (!slot) {
+      if (Status s = make(&slot); !s.ok()) {
+        map_.erase({dev, key(p)});
+        return s;
+      }
+    }
+    *out = slot.get();
+    return Status::Ok();
+  }
+
+ private:
+  static std::vector<int64_t> key(const Problem& p) {
+    return {p.m, p.n, p.k, p.ldx, p.ldw, p.ldy, int64_t(p.in_dtype), int64_t(p.out_dtype), int64_t(p.has_bias),
+            int64_t(p.bias_dtype), p.align_x, p.align_w, p.align_y};
+  }
+  std::mutex mu_;
+  std::map<std::pair<int, std::vector<int64_t>>, std::unique_ptr<Prepared>> map_;
+};
+
 }  // namespace
 
 class CublasLtKernel final : public Kernel {
  public:
-  // `index`: which of the heuristic's answers to run (0 = its first choice).
-  explicit CublasLtKernel(int index) : index_(index) {
+  // `index`: which of the heuristic's answers to run (0 = its first choice); `heuristic`: the cache all of them share.
+  CublasLtKernel(int index, std::shared_ptr<PreparedCache> heuristic) : index_(index), cache_(std::move(heuristic)) {
     name_ = index == 0 ? "cublaslt" : "cublaslt_h" + std::to_string(index);
     init_limits();
   }
   // A configured algorithm (lt_algo.h): runs where cuBLASLt's check accepts it for the problem.
-  explicit CublasLtKernel(const LtAlgoConfig& c) : index_(0), config_(c) {
+  explicit CublasLtKernel(const LtAlgoConfig& c) : index_(0), config_(c), cache_(std::make_shared<PreparedCache>()) {
     name_ = c.name();
     init_limits();
   }
@@ -230,7 +261,7 @@ class CublasLtKernel final : public Kernel {
     if (!v.ok() || (index_ == 0 && !config_)) return v;
     int dev = 0;
     cublasLtHandle_t h = nullptr;
-    const Prepared* pr = nullptr;
+    Prepared* pr = nullptr;
     bool no_device = false;
     if (Status s = current_handle(&dev, &h, &no_device); !s.ok())
       return {Verdict::Kind::unsupported, !no_device ? s.message()
@@ -248,7 +279,7 @@ class CublasLtKernel final : public Kernel {
   Status run(const GemmArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream) const override {
     const Problem& p = args.p;
     int dev = 0;
-    const Prepared* pr = nullptr;
+    Prepared* pr = nullptr;
     cublasLtHandle_t h = nullptr;
     if (Status s = current_handle(&dev, &h); !s.ok()) return s;
     if (Status s = lookup(h, dev, p, &pr); !s.ok()) return s;
@@ -264,9 +295,7 @@ class CublasLtKernel final : public Kernel {
     cublasLtMatmulDesc_t op = pr->op;
     std::unique_lock<std::mutex> lock;
     if (p.has_bias) {
-      // The bias pointer lives in the descriptor shared by every call of this problem; cublasLtMatmul reads
-      // it while enqueueing, so the lock spans the call.
-      lock = std::unique_lock<std::mutex>(bias_mu_);
+      lock = std::unique_lock<std::mutex>(pr->bias_mu);
       cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
     }
     cublasStatus_t s = cublasLtMatmul(h, op, &alpha, args.w, pr->a, args.x, pr->b, &beta, args.y, pr->d, args.y, pr->d,
@@ -276,21 +305,10 @@ class CublasLtKernel final : public Kernel {
   }
 
  private:
-  Status lookup(cublasLtHandle_t h, int dev, const Problem& p, const Prepared** out) const {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    auto& slot = cache_[{dev, key(p)}];
-    if (!slot) {
-      if (Status s = config_ ? prepare_config(h, p, *config_, &slot) : prepare(h, p, kHeuristicCount, &slot); !s.ok()) {
-        slot.reset();
-        return s;
-      }
-    }
-    *out = slot.get();
-    return Status::Ok();
-  }
-  static std::vector<int64_t> key(const Problem& p) {
-    return {p.m, p.n, p.k, p.ldx, p.ldw, p.ldy, int64_t(p.in_dtype), int64_t(p.out_dtype), int64_t(p.has_bias),
-            int64_t(p.bias_dtype), p.align_x, p.align_w, p.align_y};
+  Status lookup(cublasLtHandle_t h, int dev, const Problem& p, Prepared** out) const {
+    return cache_->get(dev, p, [&](std::unique_ptr<Prepared>* slot) {
+      return config_ ? prepare_config(h, p, *config_, slot) : prepare(h, p, kHeuristicCount, slot);
+    }, out);
   }
 
   void init_limits() {
@@ -304,8 +322,7 @@ class CublasLtKernel final : public Kernel {
   std::optional<LtAlgoConfig> config_;
   std::string name_;
   Limits limits_;
-  mutable std::mutex cache_mu_, bias_mu_;
-  mutable std::map<std::pair<int, std::vector<int64_t>>, std::unique_ptr<Prepared>> cache_;
+  std::shared_ptr<PreparedCache> cache_;
 };
 
 namespace cublaslt_detail {
@@ -371,7 +388,8 @@ std::vector<std::string> search_names(const Problem& p, SearchDepth depth) {
 
 void add_cublaslt_kernels(BackendKernels& out) {
   out.backend = Backend::cublaslt;
-  for (int i = 0; i < kHeuristicCount; ++i) out.kernels.push_back(std::make_unique<CublasLtKernel>(i));
+  auto heuristic = std::make_shared<PreparedCache>();
+  for (int i = 0; i < kHeuristicCount; ++i) out.kernels.push_back(std::make_unique<CublasLtKernel>(i, heuristic));
   out.by_name = [](std::string_view name) -> std::unique_ptr<Kernel> {
     if (auto c = cublaslt_detail::parse_lt_algo_name(name)) return std::make_unique<CublasLtKernel>(*c);
     return nullptr;
