@@ -273,6 +273,35 @@ bool run_per_thread(Dispatcher& d, const Kernel& k, const Guarded& g, const Matr
   return true;
 }
 
+// What thread t of per_thread_rounds runs: `k` on g's problem into `y`, whose bytes must equal `expect` each time.
+struct PerThreadJob {
+  const Kernel* k;
+  const Guarded* g;
+  MatrixView y;
+  const std::vector<unsigned char>* expect;
+};
+
+// `threads` host threads at once, each running its job `rounds` times through run_per_thread; checks that no call
+// failed and that every result equals the job's expected bytes.
+void expect_per_thread_rounds(Dispatcher& d, int threads, int rounds, const std::function<PerThreadJob(int)>& job) {
+  std::atomic<int> bad{0}, errors{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, j = job(t)] {
+      for (int r = 0; r < rounds; ++r) {
+        bool same = false;
+        if (!run_per_thread(d, *j.k, *j.g, j.y, *j.expect, &same)) {
+          ++errors;
+          return;
+        }
+        bad += !same;
+      }
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(bad.load(), 0) << "of " << threads * rounds << " results differ from their kernel's result alone";
+}
+
 // cudaStreamPerThread is one handle for a different stream in every host thread. A kernel that splits K through
 // the workspace (partial tiles there) from 8 threads at once, each on its own per-thread default stream: every
 // result must equal, bit for bit, the kernel's result on an idle GPU. With one workspace for the handle, the threads'
@@ -295,22 +324,7 @@ TEST(ConcurrencyGpu, PerThreadDefaultStreamsKeepTheirOwnWorkspace) {
   std::vector<bench::Guarded> ys(kThreads);
   std::vector<MatrixView> yv(kThreads);
   for (int t = 0; t < kThreads; ++t) TGEMM_OK(another_output(g.yv, &ys[size_t(t)], &yv[size_t(t)]));
-  std::atomic<int> bad{0}, errors{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      for (int r = 0; r < kRounds; ++r) {
-        bool same = false;
-        if (!run_per_thread(*d, *k, g, yv[size_t(t)], alone, &same)) {
-          ++errors;
-          return;
-        }
-        bad += !same;
-      }
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(errors.load(), 0);
-  EXPECT_EQ(bad.load(), 0) << "of " << kThreads * kRounds << " results differ from the kernel's result alone";
+  expect_per_thread_rounds(*d, kThreads, kRounds, [&](int t) { return PerThreadJob{k, &g, yv[size_t(t)], &alone}; });
 }
 
 // cuBLASLt's heuristic kernels (cublaslt, cublaslt_h1, ...) share one prepared problem: one matmul descriptor, which
@@ -340,22 +354,9 @@ TEST(ConcurrencyGpu, HeuristicKernelsShareTheBiasDescriptorSafely) {
     if (::testing::Test::HasFailure()) return;
     alone[size_t(t)] = host_bytes(g[size_t(t)].yv, nullptr);
   }
-  std::atomic<int> bad{0}, errors{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      for (int r = 0; r < kRounds; ++r) {
-        bool same = false;
-        if (!run_per_thread(*d, *k[size_t(t)], g[size_t(t)], g[size_t(t)].yv, alone[size_t(t)], &same)) {
-          ++errors;
-          return;
-        }
-        bad += !same;
-      }
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(errors.load(), 0);
-  EXPECT_EQ(bad.load(), 0) << "of " << kThreads * kRounds << " results differ from their kernel's result alone";
+  expect_per_thread_rounds(*d, kThreads, kRounds, [&](int t) {
+    return PerThreadJob{k[size_t(t)], &g[size_t(t)], g[size_t(t)].yv, &alone[size_t(t)]};
+  });
   std::printf("cuBLASLt heuristic kernels: %zu answers shared by %d threads, %d runs each\n", answers.size(), kThreads, kRounds);
 }
 
