@@ -206,14 +206,14 @@ class PreparedCache {
   template <class Make>
   Status get(int dev, const Problem& p, Make&& make, Prepared** out) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto& slot = map_[{dev, key(p)}];
-    if (!slot) {
-      if (Status s = make(&slot); !s.ok()) {
-        map_.erase({dev, key(p)});
+    auto it = map_.try_emplace({dev, key(p)}).first;
+    if (!it->second) {
+      if (Status s = make(&it->second); !s.ok()) {
+        map_.erase(it);
         return s;
       }
     }
-    *out = slot.get();
+    *out = it->second.get();
     return Status::Ok();
   }
 
@@ -226,12 +226,23 @@ class PreparedCache {
   std::map<std::pair<int, std::vector<int64_t>>, std::unique_ptr<Prepared>> map_;
 };
 
+// The heuristic's answers per problem, shared by the heuristic kernels and the tuner's search (which starts from
+// them): one question per problem for both. Entries live as long as the process, as the kernels do.
+const std::shared_ptr<PreparedCache>& heuristic_cache() {
+  static const auto cache = std::make_shared<PreparedCache>();
+  return cache;
+}
+
+Status heuristic_answers(cublasLtHandle_t h, int dev, const Problem& p, Prepared** out) {
+  return heuristic_cache()->get(dev, p, [&](std::unique_ptr<Prepared>* slot) { return prepare(h, p, kHeuristicCount, slot); }, out);
+}
+
 }  // namespace
 
 class CublasLtKernel final : public Kernel {
  public:
-  // `index`: which of the heuristic's answers to run (0 = its first choice); `heuristic`: the cache all of them share.
-  CublasLtKernel(int index, std::shared_ptr<PreparedCache> heuristic) : index_(index), cache_(std::move(heuristic)) {
+  // `index`: which of the heuristic's answers to run (0 = its first choice), from the shared heuristic_cache().
+  explicit CublasLtKernel(int index) : index_(index) {
     name_ = index == 0 ? "cublaslt" : "cublaslt_h" + std::to_string(index);
     init_limits();
   }
@@ -306,9 +317,8 @@ class CublasLtKernel final : public Kernel {
 
  private:
   Status lookup(cublasLtHandle_t h, int dev, const Problem& p, Prepared** out) const {
-    return cache_->get(dev, p, [&](std::unique_ptr<Prepared>* slot) {
-      return config_ ? prepare_config(h, p, *config_, slot) : prepare(h, p, kHeuristicCount, slot);
-    }, out);
+    if (!config_) return heuristic_answers(h, dev, p, out);
+    return cache_->get(dev, p, [&](std::unique_ptr<Prepared>* slot) { return prepare_config(h, p, *config_, slot); }, out);
   }
 
   void init_limits() {
@@ -322,7 +332,7 @@ class CublasLtKernel final : public Kernel {
   std::optional<LtAlgoConfig> config_;
   std::string name_;
   Limits limits_;
-  std::shared_ptr<PreparedCache> cache_;
+  std::shared_ptr<PreparedCache> cache_;  // a configured algorithm's own; the heuristic kernels use heuristic_cache()
 };
 
 namespace cublaslt_detail {
@@ -345,9 +355,9 @@ std::vector<std::string> search_names(const Problem& p, SearchDepth depth) {
   std::vector<std::string> out;
   int dev = 0;
   cublasLtHandle_t h = nullptr;
-  std::unique_ptr<Prepared> heur;
+  Prepared* heur = nullptr;
   if (depth == SearchDepth::none) return out;
-  if (!current_handle(&dev, &h).ok() || !prepare(h, p, kHeuristicCount, &heur).ok()) return out;
+  if (!current_handle(&dev, &h).ok() || !heuristic_answers(h, dev, p, &heur).ok()) return out;
   std::vector<LtAlgoConfig> tried;  // the answers (already cublaslt_h<i>), then each candidate once
   for (const auto& r : heur->algos) tried.push_back(config_of(r.algo));
   const std::vector<LtAlgoConfig> answers = tried;
@@ -388,8 +398,7 @@ std::vector<std::string> search_names(const Problem& p, SearchDepth depth) {
 
 void add_cublaslt_kernels(BackendKernels& out) {
   out.backend = Backend::cublaslt;
-  auto heuristic = std::make_shared<PreparedCache>();
-  for (int i = 0; i < kHeuristicCount; ++i) out.kernels.push_back(std::make_unique<CublasLtKernel>(i, heuristic));
+  for (int i = 0; i < kHeuristicCount; ++i) out.kernels.push_back(std::make_unique<CublasLtKernel>(i));
   out.by_name = [](std::string_view name) -> std::unique_ptr<Kernel> {
     if (auto c = cublaslt_detail::parse_lt_algo_name(name)) return std::make_unique<CublasLtKernel>(*c);
     return nullptr;
