@@ -128,15 +128,12 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
       for (const Plan* pl : finals) {
         CandidateResult* r = result_of(pl);
         if (r == &(*out)[size_t(lead)] || !r->ok) continue;
-        const std::vector<Launch> pair = {lead_launch, launch_plan(*d, *pl, o)};
-        std::vector<Timing> calls;
-        for (int rep = 0; rep < opt.pair_repeats; ++rep) {
-          std::vector<Timing> t;
-          if (Status st = pause(stream, opt.confirm_pause_ms); !st.ok()) return st;
-          if (Status st = time_interleaved(pair, o.rotations, t_pair, stream, &t); !st.ok()) return st;
-          calls.push_back(t[1]);
-        }
-        r->pair_x = speed_vs_first(median_of_calls(calls));
+        Timing vs_lead;
+        if (Status st = time_pair_calls(lead_launch, launch_plan(*d, *pl, o), o.rotations, t_pair, stream, opt.pair_repeats,
+                                        opt.confirm_pause_ms, &vs_lead);
+            !st.ok())
+          return st;
+        r->pair_x = speed_vs_first(vs_lead);
       }
     }
   }
