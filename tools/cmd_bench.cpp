@@ -215,19 +215,13 @@ int cmd_bench(const std::vector<std::string>& argv) {
       vs_pick[1].ratio_vs_first = 1;
       const bench::TimingOptions popt{warmup, iters, mode, sustain_ms, shuffle_all};
       for (size_t j = 2; j < rows.size(); ++j) {
-        std::vector<bench::Timing> cand_calls, pick_calls;
-        Status s = t[1].ok ? Status::Ok() : Status(StatusCode::internal, "the pick could not be timed");
-        for (int rep = 0; rep < pair_repeats && s.ok(); ++rep) {
-          std::vector<bench::Timing> pt;
-          s = bench::pause(stream, settle_ms);
-          if (s.ok()) s = bench::time_interleaved({rows[1].launch, rows[j].launch}, o.rotations, popt, stream, &pt);
-          if (s.ok()) cand_calls.push_back(pt[1]), pick_calls.push_back(pt[0]);
-        }
-        bench::Timing tj = s.ok() ? bench::median_of_calls(cand_calls) : bench::Timing{};
-        if (!s.ok()) tj.status = s;
+        bench::Timing tj, pick_in_rounds;
+        const Status s = t[1].ok ? bench::time_pair_calls(rows[1].launch, rows[j].launch, o.rotations, popt, stream, pair_repeats,
+                                                          settle_ms, &tj, &pick_in_rounds)
+                                 : Status(StatusCode::internal, "the pick could not be timed");
+        if (!s.ok()) tj = bench::Timing{}, tj.status = s;
         vs_pick[j] = tj;
-        const bench::Timing pick_in_rounds = s.ok() ? bench::median_of_calls(pick_calls) : bench::Timing{};
-        round_pick_us[j] = pick_in_rounds.ok ? pick_in_rounds.median_us : 0;
+        round_pick_us[j] = s.ok() && pick_in_rounds.ok ? pick_in_rounds.median_us : 0;
         t.push_back(bench::through_pick(tj, t[1]));
       }
     }

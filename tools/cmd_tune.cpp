@@ -47,11 +47,21 @@ std::string one_line(std::string s) {
   return s.empty() ? "-" : s;
 }
 
-// The profile's note on a pick that ran the confirm round (no commas: the profile is CSV).
-std::string confirm_note(double x) {
-  char b[64];
-  std::snprintf(b, sizeof b, "confirm %.4fx over cuBLASLt's default (A B A B)", x);
-  return b;
+// The profile's note on a candidate (no commas: the profile is CSV): why it failed, else its pairwise and confirm
+// rounds' figures where they ran.
+std::string profile_note(const bench::CandidateResult& r) {
+  if (!r.note.empty()) return one_line(r.note);
+  std::string out;
+  char b[96];
+  if (r.pair_x > 0) {
+    std::snprintf(b, sizeof b, "pair %.4fx the final round's pick (2-way)", r.pair_x);
+    out = b;
+  }
+  if (r.confirm_x > 0) {
+    std::snprintf(b, sizeof b, "confirm %.4fx over cuBLASLt's default (A B A B)", r.confirm_x);
+    out += (out.empty() ? "" : "; ") + std::string(b);
+  }
+  return out.empty() ? "-" : out;
 }
 
 std::string shape_str(const Shape& s) {
@@ -88,7 +98,8 @@ struct Worker {
 // parse_tune_options, so a worker runs with exactly the parent's options (and TuneOptions' defaults where none).
 const std::set<std::string> kTuneFlags = {"--no-confirm", "--no-search"};
 const std::set<std::string> kTuneOptions = {"--libtype",   "--warmup",           "--iters",            "--err-ratio",       "--timing",
-                                            "--finalists", "--keep-default-pct", "--confirm-pause-ms", "--search"};
+                                            "--finalists", "--keep-default-pct", "--confirm-pause-ms", "--search",
+                                            "--pair-repeats"};
 
 std::set<std::string> with(std::set<std::string> a, const std::set<std::string>& b) {
   a.insert(b.begin(), b.end());
@@ -114,6 +125,8 @@ bench::TuneOptions parse_tune_options(Args& a) {
     opt.search = SearchDepth::none;
   }
   opt.confirm_pause_ms = a.double_opt("--confirm-pause-ms", opt.confirm_pause_ms, 0, 60000);
+  opt.pair_repeats = int(a.int_opt("--pair-repeats", opt.pair_repeats, 0, 100));
+  if (opt.pair_repeats > 0 && opt.finalists == 0) a.fail("--pair-repeats: needs a final round (--finalists > 0)");
   return opt;
 }
 
@@ -121,7 +134,8 @@ bench::TuneOptions parse_tune_options(Args& a) {
 
 // Hidden subcommand: tgemm tune --worker [the options of kTuneFlags and kTuneOptions].
 // Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout:
-// "begin <i> <kernel>", "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <final> <confirm_x> <note>",
+// "begin <i> <kernel>",
+// "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <final> <confirm_x> <pair_x> <note>",
 // "done <i>",
 // "error <i> <msg>".
 int cmd_tune_worker(const std::vector<std::string>& argv) {
@@ -157,8 +171,8 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
       return 3;
     }
     for (const auto& r : res)
-      std::printf("cand %ld %s %d %.4f %.6f %.3e %.3e %d %d %.5f %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio, r.rel_l2,
-                  r.max_rel, r.pieces, r.finalist ? 1 : 0, r.confirm_x, one_line(r.note).c_str());
+      std::printf("cand %ld %s %d %.4f %.6f %.3e %.3e %d %d %.5f %.5f %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio,
+                  r.rel_l2, r.max_rel, r.pieces, r.finalist ? 1 : 0, r.confirm_x, r.pair_x, one_line(r.note).c_str());
     std::printf("done %ld\n", i);
   }
   return 0;
@@ -182,7 +196,11 @@ int cmd_tune(const std::vector<std::string>& argv) {
         "  --no-confirm                         no confirm round (by default a pick other than cuBLASLt's default is\n"
         "                                       timed against it again, A B A B as the bench does, and kept only if\n"
         "                                       faster there)\n"
-        "  --confirm-pause-ms MS                idle this long before the confirm round (default 0; an A/B knob)\n"
+        "  --confirm-pause-ms MS                idle this long before the confirm round and each pairwise call\n"
+        "                                       (default 0; an A/B knob)\n"
+        "  --pair-repeats N                     time each finalist 2-way against the final round's pick in N calls\n"
+        "                                       and pick by the median ratios, as `bench --pairwise --pair-repeats`\n"
+        "                                       re-checks (default 0: the final round decides)\n"
         "  --search none|near|wide              cuBLASLt algorithms beyond its heuristic's answers, named\n"
         "                                       cublaslt_a<id>_t<tile>_..._cl<cluster>: near, each answer with other\n"
         "                                       cluster shapes (<= 32); wide (default), also the first three answers\n"
@@ -340,7 +358,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
       if (profile)
         profile << format_shape(s) << "," << r.kernel << "," << backend_name(r.backend) << "," << (r.ok ? 1 : 0) << "," << r.us << ","
                 << r.err_ratio << "," << r.rel_l2 << "," << r.max_rel << "," << r.pieces << "," << (r.finalist ? 1 : 0) << ","
-                << (r.note.empty() && r.confirm_x > 0 ? confirm_note(r.confirm_x) : one_line(r.note)) << "\n";
+                << profile_note(r) << "\n";
       if (r.confirm_x > 0) ++(r.confirm_x > 1 ? confirmed : reverted);
     }
     for (const std::string& k : skip[gi])
@@ -423,7 +441,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
           } else if (tag == "cand") {
             bench::CandidateResult r;
             int ok = 0, fin = 0;
-            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2 >> r.max_rel >> r.pieces >> fin >> r.confirm_x;
+            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2 >> r.max_rel >> r.pieces >> fin >> r.confirm_x >> r.pair_x;
             r.finalist = fin != 0;
             std::getline(ls, r.note);
             r.note.erase(0, r.note.find_first_not_of(' '));

@@ -155,6 +155,20 @@ Timing median_of_calls(const std::vector<Timing>& calls) {
   return out;
 }
 
+Status time_pair_calls(const Launch& first, const Launch& second, int rotations, const TimingOptions& opt, cudaStream_t stream,
+                       int calls, double pause_ms, Timing* second_out, Timing* first_out) {
+  std::vector<Timing> firsts, seconds;
+  for (int i = 0; i < calls; ++i) {
+    std::vector<Timing> t;
+    if (Status s = pause(stream, pause_ms); !s.ok()) return s;
+    if (Status s = time_interleaved({first, second}, rotations, opt, stream, &t); !s.ok()) return s;
+    firsts.push_back(t[0]), seconds.push_back(t[1]);
+  }
+  *second_out = median_of_calls(seconds);
+  if (first_out) *first_out = median_of_calls(firsts);
+  return Status::Ok();
+}
+
 Fastest fastest_by_ratio(const std::vector<Timing>& t, size_t pick, size_t first) {
   auto speed = [&](size_t j) { return j < t.size() ? speed_vs_first(t[j]) : 0.0; };
   Fastest f;

@@ -87,6 +87,12 @@ Timing through_pick(Timing c, const Timing& pick);
 // process (run 275), so one call's ratio can be 6% off where the median of three is not.
 Timing median_of_calls(const std::vector<Timing>& calls);
 
+// `second` timed 2-way against `first` (A B A B) in `calls` separate calls of time_interleaved, each after
+// pause(stream, pause_ms): *second_out is second's median_of_calls (its ratio_vs_first: second / first), *first_out
+// (if given) first's. The bench's `--pairwise --pair-repeats` and the tuner's pairwise round time pairs this way.
+Status time_pair_calls(const Launch& first, const Launch& second, int rotations, const TimingOptions& opt, cudaStream_t stream,
+                       int calls, double pause_ms, Timing* second_out, Timing* first_out = nullptr);
+
 // The order in which round `round` visits n candidates when shuffled: candidate 0 (in the bench cuBLASLt, the
 // reference of every ratio) first, the others in the rows of a Williams design, so that over a cycle of rounds each
 // candidate comes right after each other one equally often, round boundaries included. What a sample inherits under

@@ -117,6 +117,26 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
   t_final.iters = 2 * opt.timing.iters;
   if (opt.finalists > 0 && finals.size() > 1)
     if (Status st = time_round(finals, t_final, true); !st.ok()) return st;
+  // 3b. The pairwise round: each other finalist 2-way against the final round's pick, as the bench's re-check does.
+  if (opt.pair_repeats > 0 && opt.finalists > 0 && finals.size() > 1) {
+    const int lead = pick_index(*out, lt, opt.keep_default_pct);
+    if (lead >= 0) {
+      (*out)[size_t(lead)].pair_x = 1;
+      TimingOptions t_pair = t_final;
+      t_pair.shuffle = false;
+      const Launch lead_launch = launch_plan(*d, cands[size_t(lead)], o);
+      for (const Plan* pl : finals) {
+        CandidateResult* r = result_of(pl);
+        if (r == &(*out)[size_t(lead)] || !r->ok) continue;
+        Timing vs_lead;
+        if (Status st = time_pair_calls(lead_launch, launch_plan(*d, *pl, o), o.rotations, t_pair, stream, opt.pair_repeats,
+                                        opt.confirm_pause_ms, &vs_lead);
+            !st.ok())
+          return st;
+        r->pair_x = speed_vs_first(vs_lead);
+      }
+    }
+  }
   // 4. The confirm round: the pick against cuBLASLt's default, as the bench times them (A B A B).
   if (opt.confirm) {
     const int pick = pick_index(*out, lt, opt.keep_default_pct);
@@ -150,17 +170,24 @@ std::vector<size_t> choose_finalists(const std::vector<const CandidateResult*>& 
 }
 
 int pick_index(const std::vector<CandidateResult>& results, const std::string& default_kernel, double keep_default_pct) {
-  bool any_final = false;
-  for (const CandidateResult& r : results) any_final |= r.ok && r.us > 0 && r.finalist;
-  int best = -1;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const CandidateResult& r = results[i];
-    if (!r.ok || r.us <= 0 || (any_final && !r.finalist)) continue;
-    if (best < 0 || r.us < results[size_t(best)].us) best = int(i);
+  bool any_final = false, any_pair = false;
+  for (const CandidateResult& r : results) {
+    any_final |= r.ok && r.us > 0 && r.finalist;
+    any_pair |= r.ok && r.us > 0 && r.pair_x > 0;
   }
+  auto competes = [&](const CandidateResult& r) {
+    return r.ok && r.us > 0 && (!any_final || r.finalist) && (!any_pair || r.pair_x > 0);
+  };
+  // Speed: against the final round's pick where the pairwise round ran, else 1 / the final round's time.
+  auto speed = [&](const CandidateResult& r) { return any_pair ? r.pair_x : 1.0 / r.us; };
+  int best = -1;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (competes(results[i]) && (best < 0 || speed(results[i]) > speed(results[size_t(best)]))) best = int(i);
   // The default is always a finalist (choose_finalists), so it competes here whenever it passed.
   const int dflt = default_index(results, default_kernel);
-  if (dflt >= 0 && best != dflt && results[size_t(best)].us > results[size_t(dflt)].us * (1 - keep_default_pct / 100)) return dflt;
+  if (best >= 0 && dflt >= 0 && best != dflt && competes(results[size_t(dflt)]) &&
+      speed(results[size_t(best)]) * (1 - keep_default_pct / 100) < speed(results[size_t(dflt)]))
+    return dflt;
   return best;
 }
 

@@ -42,6 +42,13 @@ struct TuneOptions {
   // reference checks. An A/B knob for the clock difference above (`tgemm tune --confirm-pause-ms`). Run 174 (45 shapes
   // at M >= 512, docs/benchmarks.md session 20): 200 ms changed 1 pick, and the tables read alike in the bench.
   double confirm_pause_ms = 0;
+  // The pairwise round (0: none). After the final round each other finalist is timed 2-way against that round's pick
+  // (A B A B) in `pair_repeats` separate calls, each after confirm_pause_ms, and its speed against the pick is the
+  // median of the calls' (CandidateResult::pair_x); pick_index then ranks the finalists by it. This is how the
+  // bench's top-3 re-check times them (`tgemm bench --pairwise --pair-repeats n`): in shared rounds of five or more the
+  // card's clock moves between a shape's first rounds and its later ones, and some ranks turn with it (docs/
+  // benchmarks.md sessions 30-31), so a pick from the final round alone can read 3% behind a candidate 2-way.
+  int pair_repeats = 0;
 };
 
 struct CandidateResult {
@@ -53,6 +60,7 @@ struct CandidateResult {
   double err_ratio = 1, rel_l2 = 0, max_rel = 0;
   bool finalist = false;  // `us` is from the final round (see TuneOptions::finalists)
   double confirm_x = 0;   // > 0: its speed-up over cuBLASLt's default in the confirm round (TuneOptions::confirm)
+  double pair_x = 0;      // > 0: its speed against the final round's pick, 2-way (TuneOptions::pair_repeats); 1: the pick
   std::string note;       // why not ok
 };
 
@@ -74,8 +82,9 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
                   const std::function<void(const std::string&)>& on_begin = {});
 
 // The pick among `results` (an index), or -1 if none passed: where a final round ran, only finalists compete (their
-// times come from one round); cuBLASLt's default (`default_kernel`) stays the pick unless another is more than
-// `keep_default_pct` percent faster. The confirm round is not applied here (best_row applies it).
+// times come from one round), and where the pairwise round ran, only the finalists it measured, ranked by pair_x;
+// cuBLASLt's default (`default_kernel`) stays the pick unless another is more than `keep_default_pct` percent faster.
+// The confirm round is not applied here (best_row applies it).
 int pick_index(const std::vector<CandidateResult>& results, const std::string& default_kernel, double keep_default_pct);
 
 // The pick as a table row for this device; false if none passed. pick_index's choice, except that a pick which was

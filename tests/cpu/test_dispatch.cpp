@@ -459,6 +459,41 @@ TEST(BestRow, ConfirmRoundRevertsAPickNotFasterThanTheDefault) {
   EXPECT_EQ(row.kernel_name, "cublaslt_h2");
 }
 
+// The pairwise round (TuneOptions::pair_repeats): where it ran, the finalists it measured are ranked by their speed
+// against the final round's pick (pair_x), not by the final round's times, and the default keeps its margin there.
+TEST(BestRow, PairwiseRoundRanksTheFinalistsItMeasured) {
+  auto cand = [](const char* k, Backend b, double us, double pair_x, bool fin = true) {
+    bench::CandidateResult r;
+    r.kernel = k, r.backend = b, r.us = us, r.finalist = fin, r.ok = true, r.err_ratio = 0, r.pair_x = pair_x;
+    return r;
+  };
+  const Shape s{2048, 6144, 4096};
+  const DeviceInfo dev;
+  TableRow row;
+  // The final round had sm90_x fastest (the pick, pair_x 1); 2-way against it, cublaslt_h7 read 4% faster and the
+  // default 1% faster.
+  std::vector<bench::CandidateResult> res = {cand("cublaslt", Backend::cublaslt, 100, 1.01), cand("sm90_x", Backend::sm90, 95, 1.0),
+                                             cand("cublaslt_h7", Backend::cublaslt, 97, 1.04),
+                                             cand("sm90_y", Backend::sm90, 90, 0, false)};  // not a finalist
+  EXPECT_EQ(bench::pick_index(res, "cublaslt", 2.0), 2);
+  ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
+  EXPECT_EQ(row.kernel_name, "cublaslt_h7");
+  EXPECT_EQ(row.solidx, 7);
+  EXPECT_DOUBLE_EQ(row.us, 97);  // the row keeps the final round's time
+  // 1.04 / 1.025 is within the 2% margin: the default stays.
+  res[0].pair_x = 1.025;
+  EXPECT_EQ(bench::pick_index(res, "cublaslt", 2.0), 0);
+  EXPECT_EQ(bench::pick_index(res, "cublaslt", 1.0), 2);
+  // A finalist the pairwise round could not time (pair_x 0) does not compete, whatever its final-round time.
+  res[0].pair_x = 0.97;
+  res[2].pair_x = 0;
+  res[2].us = 50;
+  EXPECT_EQ(bench::pick_index(res, "cublaslt", 2.0), 1);
+  // No pairwise round: the final round's times decide, as before.
+  for (auto& r : res) r.pair_x = 0;
+  EXPECT_EQ(bench::pick_index(res, "cublaslt", 2.0), 2);
+}
+
 // The tuner's final round: the fastest few, cuBLASLt's default, and the fastest of every backend, so that the
 // round that decides always compares our kernels with cuBLASLt (at 65536 x 6144 x 1280 the first round
 // ranked four cuBLASLt algorithms ahead of our fastest kernel, which the final round then never timed; run 111).
