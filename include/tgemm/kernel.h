@@ -111,6 +111,12 @@ class Kernel {
   virtual const Limits& limits() const = 0;
   // Same bits on every run of the same problem (no order-dependent atomics).
   virtual bool deterministic() const { return true; }
+  // An algorithm fixed when a shape was tuned, whose limits nobody declares: only its vendor's check on the real
+  // problem vouches for it, and that check passed for a configured cuBLASLt algorithm that then hung at M = 340000
+  // (no progress for 120 s under the tuner; docs/benchmarks.md, run 286). The dispatcher does not take such a
+  // kernel from a table row tuned at a smaller M than the problem's (the seed incident's mapping: every M > 8192
+  // with N > 4096 pads to a row at M = 8192).
+  virtual bool tuned_shape_only() const { return false; }
   virtual Verdict can_implement(const Problem& p) const { return check_limits(limits(), p); }
   virtual size_t workspace_bytes(const Problem&) const { return 0; }
   // How `run` divides this problem's work where that depends on the problem (a split plan), in words for `tgemm

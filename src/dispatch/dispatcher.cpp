@@ -422,8 +422,14 @@ Plan Dispatcher::make_plan(const Problem& p, const DeviceInfo& dev, const std::s
       std::snprintf(us, sizeof us, "%.2f", row->us);
       plan.chain.push_back("table: " + how + " -> " + row->file + ":" + std::to_string(row->line) + " (tuned at M=" +
                            std::to_string(row->shape.m) + ", " + us + " us): " + row->kernel_name);
-      if (const Kernel* k = reg.find(row->kernel_name))
-        add(k, "table " + row->file + ":" + std::to_string(row->line));
+      if (const Kernel* k = reg.find(row->kernel_name)) {
+        if (k->tuned_shape_only() && row->shape.m < s.m)
+          plan.chain.push_back("  " + k->name() + " was only checked at the tuned M=" + std::to_string(row->shape.m) +
+                               "; a configured vendor algorithm is not run at a larger M (" + std::to_string(s.m) +
+                               ") -> heuristic candidates");
+        else
+          add(k, "table " + row->file + ":" + std::to_string(row->line));
+      }
     } else {
       plan.chain.push_back("table: " + how + " (" + std::to_string(impl_->table.size()) + " rows for " + dev.arch + ")");
     }

@@ -135,6 +135,35 @@ TEST(Plan, TableRowIsTheFirstCandidateAndLimitsAreCheckedOnTheRealProblem) {
   std::filesystem::remove(path);
 }
 
+TEST(Plan, ConfiguredVendorAlgorithmIsNotTakenFromARowTunedAtSmallerM) {
+  // A configured cuBLASLt algorithm is vouched for only by cuBLASLt's check, which passed for one that then hung at
+  // M = 340000 (run 286). Through the seed incident's mapping (padded M level 1 = 8192) it must not reach a larger
+  // problem; at its own M it stays the table's candidate.
+  const std::string configured = "cublaslt_a66_t29_s35_k1_r0_w0_c3_i0_cl5";
+  const Kernel* k = Registry::get().find(configured);
+  ASSERT_NE(k, nullptr);
+  EXPECT_TRUE(k->tuned_shape_only());
+  const Kernel* dflt = Registry::get().find("cublaslt");
+  ASSERT_NE(dflt, nullptr);
+  EXPECT_FALSE(dflt->tuned_shape_only()) << "cuBLASLt's heuristic answers are chosen for the problem at hand";
+  std::string path = testing::temp_path("configured_table.csv");
+  std::ofstream(path) << TunedTable::header() << "\nsm90,132,8192,6144,1280,True,torch.bfloat16,torch.bfloat16,False,False,"
+                      << "cublaslt,0,1,160.0," << configured << ",0,800,900\n";
+  auto d = make_dispatcher();
+  ASSERT_TRUE(d->load_tables({path}).ok());
+  Plan big = d->make_plan(seed(340000), DeviceInfo{});
+  std::string s = joined(big);
+  EXPECT_NE(s.find("padded M level 1 = 8192 hit"), std::string::npos) << s;
+  EXPECT_NE(s.find(configured + " was only checked at the tuned M=8192"), std::string::npos) << s;
+  EXPECT_EQ(s.find("candidate " + configured), std::string::npos) << s;
+  EXPECT_NE(big.kernel, k) << s;
+  Plan own = d->make_plan(seed(8192), DeviceInfo{});
+  s = joined(own);
+  EXPECT_NE(s.find("exact M=8192 hit"), std::string::npos) << s;
+  EXPECT_NE(s.find("candidate " + configured + " (table"), std::string::npos) << s;
+  std::filesystem::remove(path);
+}
+
 TEST(Plan, ForcedUnknownKernelIsAnError) {
   auto d = make_dispatcher();
   Plan p = d->make_plan(seed(16), DeviceInfo{}, "sm90_nonexistent");

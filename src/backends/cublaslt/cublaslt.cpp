@@ -256,6 +256,9 @@ class CublasLtKernel final : public Kernel {
   // A split of K summed in place in Y (CUBLASLT_REDUCTION_SCHEME_INPLACE) has no documented order; the workspace
   // reductions and unsplit algorithms do. (Of the heuristic's answers only their configuration says which.)
   bool deterministic() const override { return !config_ || config_->reduction != CUBLASLT_REDUCTION_SCHEME_INPLACE; }
+  // A heuristic answer is cuBLASLt's own choice for the problem at hand; a configured algorithm was only ever run at
+  // the shapes it was tuned at.
+  bool tuned_shape_only() const override { return config_.has_value(); }
   const Limits& limits() const override { return limits_; }
   // What cuBLASLt accepts, as seen on the H200 (CUBLASLT_LOG_LEVEL=2): the output is the input dtype or fp32
   // (bf16 in, fp16 out is NOT_SUPPORTED); the bias epilogue takes a bias of the output's dtype only
