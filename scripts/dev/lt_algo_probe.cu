@@ -14,14 +14,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                    \
-  do {                                                                           \
-    auto _e = (x);                                                               \
-    if (int(_e) != 0) {                                                          \
-      std::fprintf(stderr, "%s:%d %s -> %d\n", __FILE__, __LINE__, #x, int(_e)); \
-      std::exit(1);                                                              \
-    }                                                                            \
-  } while (0)
+#include "lt_probe.h"
 
 struct Shape {
   int64_t m, n, k;
@@ -35,24 +28,7 @@ struct Cand {
   float us = 1e30f;
 };
 
-static std::string describe(const cublasLtMatmulAlgo_t& a) {
-  int32_t id = 0, splitk = 0;
-  uint32_t tile = 0, stages = 0, red = 0, swz = 0, custom = 0;
-  uint16_t inner = 0, cluster = 0;
-  size_t w = 0;
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz, sizeof swz, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner, sizeof inner, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, &w);
-  char b[200];
-  std::snprintf(b, sizeof b, "id%d_t%u_s%u_k%d_r%u_w%u_c%u_i%u_cl%u", id, tile, stages, splitk, red, swz, custom, inner, cluster);
-  return b;
-}
+static std::string describe(const cublasLtMatmulAlgo_t& a) { return lt_describe(a); }
 
 int main(int argc, char** argv) {
   std::vector<Shape> shapes = {{128, 4608, 3584, true},  {256, 4096, 4096, false}, {512, 6144, 4096, false},
@@ -61,39 +37,26 @@ int main(int argc, char** argv) {
                                {64, 6144, 4096, false},  {16384, 1280, 6144, true}, {512, 3584, 18944, false}};
   const int max_cands = argc > 1 ? std::atoi(argv[1]) : 2;  // hill-climbing rounds
   cublasLtHandle_t h;
-  CK(cublasLtCreate(&h));
+  LT_CHECK(cublasLtCreate(&h));
   const size_t kWs = size_t(32) << 20;
   int64_t maxx = 0, maxw = 0, maxy = 0;
   for (auto& s : shapes) maxx = std::max(maxx, s.m * s.k), maxw = std::max(maxw, s.n * s.k), maxy = std::max(maxy, s.m * s.n);
   void *x, *w, *y, *bias, *ws;
-  CK(cudaMalloc(&x, maxx * 2));
-  CK(cudaMalloc(&w, maxw * 2));
-  CK(cudaMalloc(&y, maxy * 2));
-  CK(cudaMalloc(&bias, 65536 * 2));
-  CK(cudaMalloc(&ws, kWs));
-  CK(cudaMemset(x, 0x3c, maxx * 2));
-  CK(cudaMemset(w, 0x3b, maxw * 2));
-  CK(cudaMemset(bias, 0x3c, 65536 * 2));
+  LT_CHECK(cudaMalloc(&x, maxx * 2));
+  LT_CHECK(cudaMalloc(&w, maxw * 2));
+  LT_CHECK(cudaMalloc(&y, maxy * 2));
+  LT_CHECK(cudaMalloc(&bias, 65536 * 2));
+  LT_CHECK(cudaMalloc(&ws, kWs));
+  LT_CHECK(cudaMemset(x, 0x3c, maxx * 2));
+  LT_CHECK(cudaMemset(w, 0x3b, maxw * 2));
+  LT_CHECK(cudaMemset(bias, 0x3c, 65536 * 2));
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
   for (const Shape& s : shapes) {
-    cublasLtMatmulDesc_t op;
-    CK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
-    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
-    if (s.bias) {
-      cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
-      cudaDataType_t bt = CUDA_R_16BF;
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt);
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
-    }
-    cublasLtMatrixLayout_t A, B, D;
-    CK(cublasLtMatrixLayoutCreate(&A, CUDA_R_16BF, s.k, s.n, s.k));
-    CK(cublasLtMatrixLayoutCreate(&B, CUDA_R_16BF, s.k, s.m, s.k));
-    CK(cublasLtMatrixLayoutCreate(&D, CUDA_R_16BF, s.n, s.m, s.n));
+    const LtLinear lin = lt_linear(s.m, s.n, s.k, s.bias ? bias : nullptr);
+    cublasLtMatmulDesc_t op = lin.op;
+    cublasLtMatrixLayout_t A = lin.a, B = lin.b, D = lin.d;
     float alpha = 1, beta = 0;
     auto launch = [&](const cublasLtMatmulAlgo_t& a) {
       return cublasLtMatmul(h, op, &alpha, w, A, x, B, &beta, y, D, y, D, &a, ws, kWs, 0);
@@ -111,13 +74,8 @@ int main(int argc, char** argv) {
       cudaEventElapsedTime(&ms, e0, e1);
       return ms * 1000 / reps;
     };
-    cublasLtMatmulPreference_t pref;
-    CK(cublasLtMatmulPreferenceCreate(&pref));
-    size_t wsb = kWs;
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb);
     cublasLtMatmulHeuristicResult_t hr[8];
-    int found = 0;
-    CK(cublasLtMatmulAlgoGetHeuristic(h, op, A, B, D, D, pref, 8, hr, &found));
+    const int found = lt_heuristic(h, lin, kWs, 8, hr);
     std::printf("\n## M=%lld N=%lld K=%lld bias=%d: heuristic %d answers\n", (long long)s.m, (long long)s.n,
                 (long long)s.k, int(s.bias), found);
     std::vector<Cand> heur;
@@ -201,7 +159,6 @@ int main(int argc, char** argv) {
       std::printf("  %s %-60s %8.2f us  x default %.3f\n", i == 0 ? "DEFAULT" : (i <= 10 ? "search " : "heur   "),
                   top[i].desc.c_str(), med(t[i]), def / med(t[i]));
     std::fflush(stdout);
-    cublasLtMatmulPreferenceDestroy(pref);
     cublasLtMatrixLayoutDestroy(A);
     cublasLtMatrixLayoutDestroy(B);
     cublasLtMatrixLayoutDestroy(D);

@@ -18,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include "lt_probe.h"
+
 #define CK(x)                                                                                      \
   do {                                                                                             \
     cudaError_t e_ = (x);                                                                          \
@@ -90,26 +92,12 @@ int main(int argc, char** argv) {
   cudaEventCreate(&e1);
   printf("M,N,K,bias,n_cands,default_us,best_h8_us,best_h8,best_us,best,best_src,x_default,x_h8\n");
   for (const Shape& s : shapes) {
-    // Row-major Y = X W^T: A = W (op T, k x n), B = X (op N, k x m), D = Y (n x m), as the backend does.
-    cublasLtMatmulDesc_t op;
-    cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
-    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
     void* bias = nullptr;
     CK(cudaMalloc(&bias, size_t(s.n) * 2));
     CK(cudaMemset(bias, 0, size_t(s.n) * 2));
-    if (s.bias) {
-      cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
-      cudaDataType_t bt = CUDA_R_16BF;
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt);
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
-    }
-    cublasLtMatrixLayout_t la, lb, ld;
-    cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, s.k, s.n, s.k);
-    cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, s.k, s.m, s.k);
-    cublasLtMatrixLayoutCreate(&ld, CUDA_R_16BF, s.n, s.m, s.n);
+    const LtLinear lin = lt_linear(s.m, s.n, s.k, s.bias ? bias : nullptr);
+    cublasLtMatmulDesc_t op = lin.op;
+    cublasLtMatrixLayout_t la = lin.a, lb = lin.b, ld = lin.d;
     auto heur = [&](uint32_t mode, int algo_id, int want, std::vector<cublasLtMatmulHeuristicResult_t>& out) {
       cublasLtMatmulPreference_t pref;
       cublasLtMatmulPreferenceCreate(&pref);

@@ -15,33 +15,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                    \
-  do {                                                                           \
-    auto _e = (x);                                                               \
-    if (int(_e) != 0) {                                                          \
-      std::fprintf(stderr, "%s:%d %s -> %d\n", __FILE__, __LINE__, #x, int(_e)); \
-      std::exit(1);                                                              \
-    }                                                                            \
-  } while (0)
-
-static std::string describe(const cublasLtMatmulAlgo_t& a) {
-  int32_t id = 0, splitk = 0;
-  uint32_t tile = 0, stages = 0, red = 0, swz = 0, custom = 0;
-  uint16_t inner = 0, cluster = 0;
-  size_t w = 0;
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz, sizeof swz, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner, sizeof inner, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, &w);
-  char b[200];
-  std::snprintf(b, sizeof b, "a%d_t%u_s%u_k%d_r%u_w%u_c%u_i%u_cl%u", id, tile, stages, splitk, red, swz, custom, inner, cluster);
-  return b;
-}
+#include "lt_probe.h"
 
 struct Shape {
   int64_t m, n, k;
@@ -52,13 +26,13 @@ struct Shape {
 int main(int argc, char** argv) {
   const size_t pad_mib = argc > 1 ? size_t(std::atol(argv[1])) : 0;
   void* pad = nullptr;
-  if (pad_mib) CK(cudaMalloc(&pad, pad_mib << 20));
+  if (pad_mib) LT_CHECK(cudaMalloc(&pad, pad_mib << 20));
   const std::vector<Shape> shapes = {{16, 28672, 4096, false, 487, 5}, {8192, 6144, 1280, true, 29, 3}};
   cublasLtHandle_t h;
-  CK(cublasLtCreate(&h));
+  LT_CHECK(cublasLtCreate(&h));
   const size_t kWs = size_t(32) << 20;
   void* ws;
-  CK(cudaMalloc(&ws, kWs));
+  LT_CHECK(cudaMalloc(&ws, kWs));
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
@@ -67,38 +41,20 @@ int main(int argc, char** argv) {
     const int sets = int(std::max<int64_t>(2, (256ll << 20) / ((s.n * s.k + s.m * s.k) * 2) + 1));
     std::vector<void*> x(sets), w(sets), y(sets);
     for (int i = 0; i < sets; ++i) {
-      CK(cudaMalloc(&x[i], s.m * s.k * 2));
-      CK(cudaMalloc(&w[i], s.n * s.k * 2));
-      CK(cudaMalloc(&y[i], s.m * s.n * 2));
-      CK(cudaMemset(x[i], 0x3c, s.m * s.k * 2));
-      CK(cudaMemset(w[i], 0x3b, s.n * s.k * 2));
+      LT_CHECK(cudaMalloc(&x[i], s.m * s.k * 2));
+      LT_CHECK(cudaMalloc(&w[i], s.n * s.k * 2));
+      LT_CHECK(cudaMalloc(&y[i], s.m * s.n * 2));
+      LT_CHECK(cudaMemset(x[i], 0x3c, s.m * s.k * 2));
+      LT_CHECK(cudaMemset(w[i], 0x3b, s.n * s.k * 2));
     }
     void* bias;
-    CK(cudaMalloc(&bias, s.n * 2));
-    CK(cudaMemset(bias, 0x3c, s.n * 2));
-    cublasLtMatmulDesc_t op;
-    CK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
-    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
-    if (s.bias) {
-      cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
-      cudaDataType_t bt = CUDA_R_16BF;
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt);
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
-    }
-    cublasLtMatrixLayout_t A, B, D;
-    CK(cublasLtMatrixLayoutCreate(&A, CUDA_R_16BF, s.k, s.n, s.k));
-    CK(cublasLtMatrixLayoutCreate(&B, CUDA_R_16BF, s.k, s.m, s.k));
-    CK(cublasLtMatrixLayoutCreate(&D, CUDA_R_16BF, s.n, s.m, s.n));
-    cublasLtMatmulPreference_t pref;
-    CK(cublasLtMatmulPreferenceCreate(&pref));
-    size_t wsb = kWs;
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb);
+    LT_CHECK(cudaMalloc(&bias, s.n * 2));
+    LT_CHECK(cudaMemset(bias, 0x3c, s.n * 2));
+    const LtLinear lin = lt_linear(s.m, s.n, s.k, s.bias ? bias : nullptr);
+    cublasLtMatmulDesc_t op = lin.op;
+    cublasLtMatrixLayout_t A = lin.a, B = lin.b, D = lin.d;
     cublasLtMatmulHeuristicResult_t hr[8];
-    int found = 0;
-    CK(cublasLtMatmulAlgoGetHeuristic(h, op, A, B, D, D, pref, 8, hr, &found));
+    const int found = lt_heuristic(h, lin, kWs, 8, hr);
     cublasLtMatmulAlgo_t alt = hr[0].algo;
     cublasLtMatmulAlgoConfigSetAttribute(&alt, CUBLASLT_ALGO_CONFIG_TILE_ID, &s.alt_tile, sizeof s.alt_tile);
     cublasLtMatmulAlgoConfigSetAttribute(&alt, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &s.alt_custom, sizeof s.alt_custom);
@@ -107,9 +63,9 @@ int main(int argc, char** argv) {
     auto time = [&](const cublasLtMatmulAlgo_t& a, int reps) -> float {
       cudaEventRecord(e0);
       for (int i = 0; i < reps; ++i, rot = (rot + 1) % sets)
-        CK(cublasLtMatmul(h, op, &alpha, w[rot], A, x[rot], B, &beta, y[rot], D, y[rot], D, &a, ws, kWs, 0));
+        LT_CHECK(cublasLtMatmul(h, op, &alpha, w[rot], A, x[rot], B, &beta, y[rot], D, y[rot], D, &a, ws, kWs, 0));
       cudaEventRecord(e1);
-      CK(cudaEventSynchronize(e1));
+      LT_CHECK(cudaEventSynchronize(e1));
       float ms = 0;
       cudaEventElapsedTime(&ms, e0, e1);
       return ms * 1000 / reps;
@@ -126,8 +82,8 @@ int main(int argc, char** argv) {
     std::sort(t1.begin(), t1.end());
     std::printf("pad %zu MiB  M=%lld N=%lld K=%lld bias=%d  default %s ws %zu: %.2f us (%.2f-%.2f)  %s: %.2f us (%.2f-%.2f)  "
                 "W at %lu MiB\n",
-                pad_mib, (long long)s.m, (long long)s.n, (long long)s.k, int(s.bias), describe(hr[0].algo).c_str(),
-                hr[0].workspaceSize, t0[3], t0[0], t0[6], describe(alt).c_str(), t1[3], t1[0], t1[6],
+                pad_mib, (long long)s.m, (long long)s.n, (long long)s.k, int(s.bias), lt_describe(hr[0].algo).c_str(),
+                hr[0].workspaceSize, t0[3], t0[0], t0[6], lt_describe(alt).c_str(), t1[3], t1[0], t1[6],
                 (unsigned long)(uintptr_t(w[0]) >> 20));
     for (int i = 0; i < sets; ++i) cudaFree(x[i]), cudaFree(w[i]), cudaFree(y[i]);
     cudaFree(bias);
