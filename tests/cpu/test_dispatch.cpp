@@ -35,6 +35,19 @@ std::unique_ptr<Dispatcher> make_dispatcher(DispatcherOptions o = {}) {
   return d;
 }
 
+// A candidate's result as tune_shape reports it after checking and timing, for the pick tests (BestRow): a passing
+// finalist unless `more` says otherwise, with its confirm- and pairwise-round figures where those ran.
+struct CandidateMore {
+  bool finalist = true, ok = true;
+  double confirm_x = 0, pair_x = 0;
+};
+bench::CandidateResult candidate(const char* kernel, Backend b, double us, CandidateMore more = {}) {
+  bench::CandidateResult r;
+  r.kernel = kernel, r.backend = b, r.us = us, r.err_ratio = 0;
+  r.finalist = more.finalist, r.ok = more.ok, r.confirm_x = more.confirm_x, r.pair_x = more.pair_x;
+  return r;
+}
+
 TEST(BadInput, EveryCaseNamesTheArgument) {
   const uintptr_t X = 0x10000000, W = 0x20000000, Y = 0x30000000, B = 0x40000000;
   MatrixView x{addr(X), 64, 128, 128, DType::bf16}, w{addr(W), 32, 128, 128, DType::bf16}, y{addr(Y), 64, 32, 32, DType::bf16};
@@ -422,18 +435,13 @@ TEST(TuneCandidates, Int32KernelsSplitAtTheSeedShapeSkinnyNeverSliced) {
 // The tuner's pick (tgemm tune): finalists only where a final round ran, and cuBLASLt's default kept unless another
 // candidate beats it by more than the margin: the bench measures the pick against that default.
 TEST(BestRow, FinalRoundDecidesAndTheDefaultStaysWithinTheMargin) {
-  auto cand = [](const char* k, Backend b, double us, bool fin, bool ok = true) {
-    bench::CandidateResult r;
-    r.kernel = k, r.backend = b, r.us = us, r.finalist = fin, r.ok = ok, r.err_ratio = 0;
-    return r;
-  };
   const Shape s{4096, 4096, 4096};
   const DeviceInfo dev;
   TableRow row;
   std::vector<bench::CandidateResult> res = {
-      cand("cublaslt", Backend::cublaslt, 100, true), cand("cublaslt_h5", Backend::cublaslt, 98.5, true),
-      cand("sm90_x", Backend::sm90, 90, false),          // fastest in the first round only: not a finalist
-      cand("skinny_y", Backend::skinny, 50, true, false)  // failed its check
+      candidate("cublaslt", Backend::cublaslt, 100), candidate("cublaslt_h5", Backend::cublaslt, 98.5),
+      candidate("sm90_x", Backend::sm90, 90, {.finalist = false}),  // fastest in the first round only: not a finalist
+      candidate("skinny_y", Backend::skinny, 50, {.ok = false})     // failed its check
   };
   ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
   EXPECT_EQ(row.kernel_name, "cublaslt");  // 1.5% faster: within the 2% margin
@@ -457,16 +465,12 @@ TEST(BestRow, FinalRoundDecidesAndTheDefaultStaysWithinTheMargin) {
 // The confirm round (TuneOptions::confirm): a pick that was not faster than cuBLASLt's default when the two were
 // timed again A B A B gives its row back to the default; one that was keeps it. pick_index ignores the round.
 TEST(BestRow, ConfirmRoundRevertsAPickNotFasterThanTheDefault) {
-  auto cand = [](const char* k, Backend b, double us, double confirm_x = 0) {
-    bench::CandidateResult r;
-    r.kernel = k, r.backend = b, r.us = us, r.finalist = true, r.ok = true, r.err_ratio = 0, r.confirm_x = confirm_x;
-    return r;
-  };
   const Shape s{256, 7168, 8192};
   const DeviceInfo dev;
   TableRow row;
-  std::vector<bench::CandidateResult> res = {cand("cublaslt", Backend::cublaslt, 100), cand("cublaslt_h2", Backend::cublaslt, 95, 0.99),
-                                             cand("sm90_x", Backend::sm90, 97)};
+  std::vector<bench::CandidateResult> res = {candidate("cublaslt", Backend::cublaslt, 100),
+                                             candidate("cublaslt_h2", Backend::cublaslt, 95, {.confirm_x = 0.99}),
+                                             candidate("sm90_x", Backend::sm90, 97)};
   EXPECT_EQ(bench::pick_index(res, "cublaslt", 2.0), 1);
   ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
   EXPECT_EQ(row.kernel_name, "cublaslt");
@@ -491,19 +495,15 @@ TEST(BestRow, ConfirmRoundRevertsAPickNotFasterThanTheDefault) {
 // The pairwise round (TuneOptions::pair_repeats): where it ran, the finalists it measured are ranked by their speed
 // against the final round's pick (pair_x), not by the final round's times, and the default keeps its margin there.
 TEST(BestRow, PairwiseRoundRanksTheFinalistsItMeasured) {
-  auto cand = [](const char* k, Backend b, double us, double pair_x, bool fin = true) {
-    bench::CandidateResult r;
-    r.kernel = k, r.backend = b, r.us = us, r.finalist = fin, r.ok = true, r.err_ratio = 0, r.pair_x = pair_x;
-    return r;
-  };
   const Shape s{2048, 6144, 4096};
   const DeviceInfo dev;
   TableRow row;
   // The final round had sm90_x fastest (the pick, pair_x 1); 2-way against it, cublaslt_h7 read 4% faster and the
   // default 1% faster.
-  std::vector<bench::CandidateResult> res = {cand("cublaslt", Backend::cublaslt, 100, 1.01), cand("sm90_x", Backend::sm90, 95, 1.0),
-                                             cand("cublaslt_h7", Backend::cublaslt, 97, 1.04),
-                                             cand("sm90_y", Backend::sm90, 90, 0, false)};  // not a finalist
+  std::vector<bench::CandidateResult> res = {candidate("cublaslt", Backend::cublaslt, 100, {.pair_x = 1.01}),
+                                             candidate("sm90_x", Backend::sm90, 95, {.pair_x = 1.0}),
+                                             candidate("cublaslt_h7", Backend::cublaslt, 97, {.pair_x = 1.04}),
+                                             candidate("sm90_y", Backend::sm90, 90, {.finalist = false})};  // not a finalist
   EXPECT_EQ(bench::pick_index(res, "cublaslt", 2.0), 2);
   ASSERT_TRUE(bench::best_row(s, res, dev, &row, "cublaslt", 2.0));
   EXPECT_EQ(row.kernel_name, "cublaslt_h7");
