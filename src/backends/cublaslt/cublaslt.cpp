@@ -228,13 +228,13 @@ class PreparedCache {
 
 // The heuristic's answers per problem, shared by the heuristic kernels and the tuner's search (which starts from
 // them): one question per problem for both. Entries live as long as the process, as the kernels do.
-const std::shared_ptr<PreparedCache>& heuristic_cache() {
-  static const auto cache = std::make_shared<PreparedCache>();
+PreparedCache& heuristic_cache() {
+  static PreparedCache cache;
   return cache;
 }
 
 Status heuristic_answers(cublasLtHandle_t h, int dev, const Problem& p, Prepared** out) {
-  return heuristic_cache()->get(dev, p, [&](std::unique_ptr<Prepared>* slot) { return prepare(h, p, kHeuristicCount, slot); }, out);
+  return heuristic_cache().get(dev, p, [&](std::unique_ptr<Prepared>* slot) { return prepare(h, p, kHeuristicCount, slot); }, out);
 }
 
 }  // namespace
@@ -247,7 +247,7 @@ class CublasLtKernel final : public Kernel {
     init_limits();
   }
   // A configured algorithm (lt_algo.h): runs where cuBLASLt's check accepts it for the problem.
-  explicit CublasLtKernel(const LtAlgoConfig& c) : index_(0), config_(c), cache_(std::make_shared<PreparedCache>()) {
+  explicit CublasLtKernel(const LtAlgoConfig& c) : index_(0), config_(c), cache_(std::make_unique<PreparedCache>()) {
     name_ = c.name();
     init_limits();
   }
@@ -335,7 +335,7 @@ class CublasLtKernel final : public Kernel {
   std::optional<LtAlgoConfig> config_;
   std::string name_;
   Limits limits_;
-  std::shared_ptr<PreparedCache> cache_;  // a configured algorithm's own; the heuristic kernels use heuristic_cache()
+  std::unique_ptr<PreparedCache> cache_;  // a configured algorithm's own; the heuristic kernels use heuristic_cache()
 };
 
 namespace cublaslt_detail {
