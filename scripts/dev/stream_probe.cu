@@ -3,11 +3,19 @@
 // For each size S: (a) a read-only kernel summing S bytes with 16-byte loads, (b) cudaMemcpyAsync of S / 2 bytes
 // (S bytes moved), both as CUDA graphs of back-to-back launches over buffers rotated past the L2, as `tgemm bench
 // --timing graph` does. Prints GB/s and the % of the 2 GB copy's rate.
+// The read kernel also runs under programmatic dependent launch (PDL), as the skinny kernels launch, in three ways:
+// every read after griddepcontrol.wait (what a GEMM may do with X, and with W unless told W is constant), the first
+// chunk prefetched into L2 before the wait (what the skinny kernels do, safe), and every read before the wait (safe
+// only where the previous kernel does not write W: the upper bound of overlap across launches).
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/dev/stream_probe.cu -o stream_probe
+#include <cuda.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <type_traits>
 #include <vector>
 
 #define CK(x)                                                                          \
@@ -19,8 +27,21 @@
     }                                                                                  \
   } while (0)
 
+enum class Pdl { off, wait_first, prefetch_first, read_first };
+
 // Four independent 16-byte loads in flight per thread per iteration; the xor keeps them live.
+template <Pdl kPdl>
 __global__ void __launch_bounds__(512) read_all(const uint4* __restrict__ p, size_t n, unsigned* out) {
+  if constexpr (kPdl != Pdl::off) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if constexpr (kPdl == Pdl::prefetch_first) {
+    // The block's first iteration (4 loads per thread, 32 KB per block) warmed in L2: one 128-byte line per 8 threads.
+    const size_t stride = size_t(gridDim.x) * blockDim.x;
+    const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (threadIdx.x % 8 == 0)
+      for (int j = 0; j < 4; ++j)
+        if (i + j * stride < n) asm volatile("prefetch.global.L2 [%0];" ::"l"(p + i + j * stride));
+  }
+  if constexpr (kPdl == Pdl::wait_first || kPdl == Pdl::prefetch_first) asm volatile("griddepcontrol.wait;" ::: "memory");
   unsigned acc = 0;
   const size_t stride = size_t(gridDim.x) * blockDim.x;
   size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -29,7 +50,334 @@ __global__ void __launch_bounds__(512) read_all(const uint4* __restrict__ p, siz
     acc ^= a.x ^ b.y ^ c.z ^ d.w;
   }
   for (; i < n; i += stride) acc ^= __ldcs(p + i).x;
+  if constexpr (kPdl == Pdl::read_first) asm volatile("griddepcontrol.wait;" ::: "memory");
   if (acc == 0x12345678u) out[blockIdx.x] = acc;  // practically never: no store traffic
+}
+
+// The skinny ws kernels' shape of the same read, under PDL with every read after the wait: one block of 1024 threads
+// per SM (the shared memory request keeps a second one off), eight 16-byte loads in flight per thread (128 KB per SM,
+// the ws ring's order of bytes in flight), and either the grid-strided order above or a contiguous share of the
+// buffer per block, as the ws kernels' row tiles are.
+template <bool kContiguous, int kLoads = 8>
+__global__ void __launch_bounds__(1024, 1) read_blocked(const uint4* __restrict__ p, size_t n, unsigned* out) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  size_t i, end, stride;
+  if constexpr (kContiguous) {
+    const size_t share = (n + gridDim.x - 1) / gridDim.x;
+    i = blockIdx.x * share + threadIdx.x;
+    end = (blockIdx.x + 1) * share < n ? (blockIdx.x + 1) * share : n;
+    stride = blockDim.x;
+  } else {
+    i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    end = n;
+    stride = size_t(gridDim.x) * blockDim.x;
+  }
+  unsigned acc = 0;
+  for (; i + (kLoads - 1) * stride < end; i += kLoads * stride) {
+    uint4 v[kLoads];
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) v[j] = __ldcs(p + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) acc ^= v[j].x ^ v[j].w;
+  }
+  for (; i < end; i += stride) acc ^= __ldcs(p + i).x;
+  if (acc == 0x12345678u) out[blockIdx.x] = acc;
+}
+
+// The ws kernels' load path without their math: one thread issues 1D bulk copies (TMA) of kStageBytes into a ring
+// of kStages slots with full / empty mbarriers; the eight consumer warps wait for each stage, read one 16-byte word
+// per thread of it, and free the slot. A contiguous share per block, as read_blocked<true>.
+template <int kStages, int kStageBytes>
+__global__ void __launch_bounds__(288, 1) read_ring(const char* __restrict__ p, size_t bytes, unsigned* out) {
+  extern __shared__ __align__(1024) unsigned char ring[];
+  __shared__ __align__(8) uint64_t full[kStages], empty[kStages];
+  const int tid = threadIdx.x, warp = tid / 32;
+  const size_t share = (bytes / gridDim.x + kStageBytes - 1) / kStageBytes * kStageBytes;
+  const size_t b0 = blockIdx.x * share, b1 = b0 + share < bytes ? b0 + share : bytes;
+  const int steps = b1 > b0 ? int((b1 - b0 + kStageBytes - 1) / kStageBytes) : 0;
+  auto sa = [](const void* q) { return uint32_t(__cvta_generic_to_shared(q)); };
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(sa(&full[s])));
+      asm volatile("mbarrier.init.shared.b64 [%0], 8;" ::"r"(sa(&empty[s])));
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  auto wait = [&](uint64_t* bar, uint32_t parity) {
+    asm volatile(
+        "{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], %1; @!p bra W; }" ::"r"(sa(bar)), "r"(parity) : "memory");
+  };
+  if (warp == 8) {
+    if (tid == 256)
+      for (int i = 0; i < steps; ++i) {
+        const int s = i % kStages;
+        if (i >= kStages) wait(&empty[s], ((i / kStages) - 1) & 1);
+        const size_t off = b0 + size_t(i) * kStageBytes;
+        const uint32_t n = uint32_t(off + kStageBytes <= b1 ? kStageBytes : b1 - off);
+        asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(sa(&full[s])), "r"(n) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         sa(ring + size_t(s) * kStageBytes)),
+                     "l"(p + off), "r"(n), "r"(sa(&full[s]))
+                     : "memory");
+      }
+    return;
+  }
+  unsigned acc = 0;
+  for (int i = 0; i < steps; ++i) {
+    const int s = i % kStages;
+    wait(&full[s], (i / kStages) & 1);
+    acc ^= reinterpret_cast<const uint4*>(ring + size_t(s) * kStageBytes)[tid % (kStageBytes / 16)].x;
+    __syncwarp();
+    if (tid % 32 == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[s])) : "memory");
+  }
+  if (acc == 0x12345678u) out[blockIdx.x] = acc;
+}
+
+// The same ring fed the way the ws kernels fetch W: 3D tensor copies of a [U units][R rows][64 elements] box with the
+// 128-byte swizzle (U x R x 128 = 16 KB a stage), so that a stage holds U x 128 contiguous bytes of each of R rows.
+// Block b takes W rows [32b, 32b + 32): for each group of R rows, the K units in steps of U (a ws tile's order).
+// W is [rows][k] bf16 with k = 4096 (the map's units dimension is k / 64).
+// flags, each a piece of the ws kernels' work added to the bare ring: kStore, a write of 32 words per block at the end
+// (a GEMV's tile of Y: the grid then has stores to drain before the next launch's release); kX, a 512-byte bulk copy
+// of X (L2-resident, as M = 1's four units) into each stage beside W; kMma, each consumer warp's ldmatrix + four
+// mma.m16n8k16 per stage on its 16 rows (the ws kernels' M = 1 work); kEpilogue, the tile's partials through shared
+// memory, a barrier of the 256 consumers and the fixed-order sum before the store.
+enum : int { kStore = 1, kX = 2, kMma = 4, kEpilogue = 8 };
+__global__ void __launch_bounds__(288, 1) read_ring_3d(const __grid_constant__ CUtensorMap map, int U, int R, int units, unsigned* out,
+                                                      int flags, const char* x) {
+  constexpr int kStages = 4, kStageBytes = 16 << 10;
+  extern __shared__ __align__(1024) unsigned char ring_raw[];
+  unsigned char* ring = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(ring_raw) + 1023) & ~uintptr_t(1023));
+  __shared__ __align__(8) uint64_t full[kStages], empty[kStages];
+  __shared__ __align__(1024) unsigned char xring[kStages * 1024];
+  __shared__ float part[8 * 16];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int per_group = units / U, steps = (32 / R) * per_group;
+  auto sa = [](const void* q) { return uint32_t(__cvta_generic_to_shared(q)); };
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(sa(&full[s])));
+      asm volatile("mbarrier.init.shared.b64 [%0], 8;" ::"r"(sa(&empty[s])));
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("prefetch.tensormap [%0];" ::"l"(&map) : "memory");
+  }
+  __syncthreads();
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  auto wait = [&](uint64_t* bar, uint32_t parity) {
+    asm volatile(
+        "{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], %1; @!p bra W; }" ::"r"(sa(bar)), "r"(parity) : "memory");
+  };
+  if (warp == 8) {
+    if (tid == 256)
+      for (int i = 0; i < steps; ++i) {
+        const int s = i % kStages;
+        if (i >= kStages) wait(&empty[s], ((i / kStages) - 1) & 1);
+        const int row = blockIdx.x * 32 + (i / per_group) * R, u0 = (i % per_group) * U;
+        const uint32_t xb = (flags & kX) ? 512u : 0u;
+        asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(sa(&full[s])), "r"(kStageBytes + xb) : "memory");
+        if (flags & kX)
+          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 512, [%2];" ::"r"(
+                           sa(xring + s * 1024)),
+                       "l"(x + u0 * 128), "r"(sa(&full[s]))
+                       : "memory");
+        asm volatile(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+            ::"r"(sa(ring + size_t(s) * kStageBytes)), "l"(&map), "r"(0), "r"(row), "r"(u0), "r"(sa(&full[s]))
+            : "memory");
+      }
+    return;
+  }
+  unsigned acc = 0;
+  float d[4] = {0.f, 0.f, 0.f, 0.f};
+  for (int i = 0; i < steps; ++i) {
+    const int s = i % kStages;
+    wait(&full[s], (i / kStages) & 1);
+    if (flags & kMma) {
+      // Warp w: 16 rows of the stage's 128 row-units (its unit and row block), four k16 steps of 128 swizzled bytes.
+      const uint32_t base = sa(ring + size_t(s) * kStageBytes) + uint32_t(warp * 16 + (lane & 15)) * 128;
+      const uint32_t xw = *reinterpret_cast<const uint32_t*>(xring + s * 1024 + (lane & 3) * 4);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        uint32_t a0, a1, a2, a3;
+        const uint32_t addr = base + ((uint32_t(kk * 2 + (lane >> 4)) ^ uint32_t(lane & 7)) * 16);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a0), "=r"(a1), "=r"(a2), "=r"(a3) : "r"(addr));
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(xw), "r"(xw));
+      }
+    } else {
+      acc ^= reinterpret_cast<const uint4*>(ring + size_t(s) * kStageBytes)[tid % (kStageBytes / 16)].x;
+    }
+    __syncwarp();
+    if (tid % 32 == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[s])) : "memory");
+  }
+  acc ^= __float_as_uint(d[0] + d[1] + d[2] + d[3]);
+  if (flags & kEpilogue) {
+    if (lane % 4 == 0) part[warp * 16 + lane / 4] = __uint_as_float(acc);
+    asm volatile("bar.sync 1, 256;" ::: "memory");
+    if (tid < 32) acc = __float_as_uint(part[tid % 16] + part[16 + tid % 16] + part[32 + tid % 16] + part[48 + tid % 16]);
+    asm volatile("bar.sync 1, 256;" ::: "memory");
+  }
+  if ((flags & kStore) && tid < 32) out[blockIdx.x * 32 + tid] = acc;
+  else if (acc == 0x12345678u) out[blockIdx.x] = acc;
+}
+
+// W = [rows][4096] bf16 at p as the ws kernels' 3D view; box [U][R][64].
+bool make_map_3d(CUtensorMap* m, const void* p, int rows, int U, int R) {
+  using Encode = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                              const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+  static Encode encode = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q);
+    return reinterpret_cast<Encode>(f);
+  }();
+  const cuuint64_t dims[3] = {64, cuuint64_t(rows), 4096 / 64};
+  const cuuint64_t strides[2] = {4096 * 2, 128};
+  const cuuint32_t box[3] = {64, cuuint32_t(R), cuuint32_t(U)}, es[3] = {1, 1, 1};
+  return encode && encode(m, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, const_cast<void*>(p), dims, strides, box, es,
+                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// A GEMV of M = 1 on that ring: X (k = 4096 bf16, 8 KB) copied into shared memory once after the wait; each stage is
+// 16 KB of whole W rows (two rows of 8 KB), and each consumer thread takes 16-byte words of it (consecutive threads,
+// consecutive words: no bank conflicts without a swizzle), multiplies them with X's matching eight elements in fp32,
+// and at the end the block's sums go through warp shuffles and shared memory to a store of 32 words, as a tile's Y.
+__global__ void __launch_bounds__(288, 1) gemv_ring(const char* __restrict__ w, size_t bytes, const char* x, unsigned* out) {
+  constexpr int kStages = 4, kStageBytes = 16 << 10, kK = 4096;
+  extern __shared__ __align__(1024) unsigned char ring[];
+  __shared__ __align__(8) uint64_t full[kStages], empty[kStages], xbar;
+  __shared__ __align__(128) unsigned char xs[kK * 2];
+  __shared__ float red[8];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const size_t share = (bytes / gridDim.x + kStageBytes - 1) / kStageBytes * kStageBytes;
+  const size_t b0 = blockIdx.x * share, b1 = b0 + share < bytes ? b0 + share : bytes;
+  const int steps = b1 > b0 ? int((b1 - b0 + kStageBytes - 1) / kStageBytes) : 0;
+  auto sa = [](const void* q) { return uint32_t(__cvta_generic_to_shared(q)); };
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(sa(&full[s])));
+      asm volatile("mbarrier.init.shared.b64 [%0], 8;" ::"r"(sa(&empty[s])));
+    }
+    asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(sa(&xbar)));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  auto wait = [&](uint64_t* bar, uint32_t parity) {
+    asm volatile(
+        "{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], %1; @!p bra W; }" ::"r"(sa(bar)), "r"(parity) : "memory");
+  };
+  if (warp == 8) {
+    if (tid == 256) {
+      asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(sa(&xbar)), "r"(kK * 2) : "memory");
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(sa(xs)), "l"(x),
+                   "r"(kK * 2), "r"(sa(&xbar))
+                   : "memory");
+      for (int i = 0; i < steps; ++i) {
+        const int s = i % kStages;
+        if (i >= kStages) wait(&empty[s], ((i / kStages) - 1) & 1);
+        const size_t off = b0 + size_t(i) * kStageBytes;
+        const uint32_t n = uint32_t(off + kStageBytes <= b1 ? kStageBytes : b1 - off);
+        asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(sa(&full[s])), "r"(n) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         sa(ring + size_t(s) * kStageBytes)),
+                     "l"(w + off), "r"(n), "r"(sa(&full[s]))
+                     : "memory");
+      }
+    }
+    return;
+  }
+  wait(&xbar, 0);
+  float acc = 0.f;
+  for (int i = 0; i < steps; ++i) {
+    const int s = i % kStages;
+    wait(&full[s], (i / kStages) & 1);
+#pragma unroll
+    for (int pass = 0; pass < kStageBytes / 16 / 256; ++pass) {
+      const int word = pass * 256 + tid;  // 16-byte word of the stage; its k is word * 8 mod kK
+      const uint4 wv = reinterpret_cast<const uint4*>(ring + size_t(s) * kStageBytes)[word];
+      const uint4 xv = reinterpret_cast<const uint4*>(xs)[word % (kK / 8)];
+      const __nv_bfloat162* wp = reinterpret_cast<const __nv_bfloat162*>(&wv);
+      const __nv_bfloat162* xp = reinterpret_cast<const __nv_bfloat162*>(&xv);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float2 a = __bfloat1622float2(wp[j]), b = __bfloat1622float2(xp[j]);
+        acc = fmaf(a.x, b.x, fmaf(a.y, b.y, acc));
+      }
+    }
+    __syncwarp();
+    if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[s])) : "memory");
+  }
+#pragma unroll
+  for (int o = 16; o; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+  if (lane == 0) red[warp] = acc;
+  asm volatile("bar.sync 1, 256;" ::: "memory");
+  if (tid < 32) out[blockIdx.x * 32 + tid] = __float_as_uint(red[tid % 8] + red[(tid + 1) % 8]);
+}
+
+template <int kStages>
+void launch_ring(int blocks, const char* p, size_t bytes, unsigned* out, cudaStream_t s) {
+  constexpr int kStageBytes = 16 << 10;
+  constexpr size_t kSmem = 150 << 10;  // one block per SM, as the ws kernels (kWsSoloSmemBytes)
+  static_assert(kStages * kStageBytes <= int(kSmem), "ring");
+  static bool once = (cudaFuncSetAttribute(read_ring<kStages, kStageBytes>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)), true);
+  (void)once;
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(288);
+  cfg.dynamicSmemBytes = kSmem;
+  cfg.stream = s;
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  cudaLaunchKernelEx(&cfg, read_ring<kStages, kStageBytes>, p, bytes, out);
+}
+
+template <bool kContiguous, int kLoads = 8>
+void launch_blocked(int blocks, const uint4* p, size_t n, unsigned* out, cudaStream_t s) {
+  constexpr size_t kSmem = 150 << 10;
+  static bool once = (cudaFuncSetAttribute(read_blocked<kContiguous, kLoads>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)), true);
+  (void)once;
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(1024);
+  cfg.dynamicSmemBytes = kSmem;
+  cfg.stream = s;
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  cudaLaunchKernelEx(&cfg, read_blocked<kContiguous, kLoads>, p, n, out);
+}
+
+// One launch of read_all<kPdl>, with the programmatic-serialization attribute where kPdl asks for PDL.
+template <Pdl kPdl>
+void launch_read(int blocks, const uint4* p, size_t n, unsigned* out, cudaStream_t s) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(512);
+  cfg.stream = s;
+  if (kPdl != Pdl::off) {
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
+  cudaLaunchKernelEx(&cfg, read_all<kPdl>, p, n, out);
 }
 
 template <class F>
@@ -72,17 +420,92 @@ int main() {
   CK(cudaMalloc(&dst, pool));
   CK(cudaMalloc(&out, 1 << 20));
   CK(cudaMemset(src, 1, pool));
+  void* xbuf = nullptr;  // X of the GEMV variants: [1][4096] bf16 (L2-resident)
+  CK(cudaMalloc(&xbuf, 8192));
+  CK(cudaMemset(xbuf, 0, 8192));
   const double mb = 1 << 20;
   double ref = 0;
-  std::printf("size_MB,read_us,read_GBps,read_pct_copy2G,copy_us,copy_GBps,copy_pct_copy2G\n");
+  std::printf("size_MB,read_us,read_GBps,read_pct_copy2G,copy_us,copy_GBps,copy_pct_copy2G,"
+              "pdl_wait_pct,pdl_prefetch_pct,pdl_read_first_pct,sm1_strided_pct,sm1_contig132_pct,sm1_contig128_pct,"
+              "sm1_contig128_64k_pct,ring4_128_pct,ring8_128_pct,ring4_132_pct,tma3d_u4r32_pct,tma3d_u8r16_pct,"
+              "tma3d_u16r8_pct,tma3d_u64r2_pct,tma3d_u4r32_store_pct,tma3d_u16r8_store_pct,"
+              "u4r32_store_x_pct,u4r32_store_x_mma_pct,u4r32_all_pct,u16r8_all_pct,gemv_ring_128_pct,gemv_ring_132_pct\n");
+  CK(cudaFuncSetAttribute(gemv_ring, cudaFuncAttributeMaxDynamicSharedMemorySize, 150 << 10));
+  CK(cudaFuncSetAttribute(read_ring_3d, cudaFuncAttributeMaxDynamicSharedMemorySize, 150 << 10));
   for (size_t bytes : {size_t(2) << 30, size_t(16) << 20, size_t(21) << 20, size_t(28) << 20, size_t(32) << 20,
                        size_t(48) << 20, size_t(56) << 20, size_t(64) << 20, size_t(112) << 20, size_t(136) << 20,
                        size_t(224) << 20, size_t(272) << 20}) {
     const int sets = int(std::max<size_t>(2, std::min<size_t>(pool / bytes, (size_t(256) << 20) / bytes + 2)));
     const int launches = std::max(sets, int(std::min<size_t>(512, (size_t(2) << 30) / bytes)) / sets * sets);
-    const float rd = graph_us([&](int i, cudaStream_t st) {
-      read_all<<<sms * 4, 512, 0, st>>>(reinterpret_cast<const uint4*>(src + size_t(i % sets) * bytes), bytes / 16, out);
+    auto read_us = [&](auto mode) {
+      return graph_us([&](int i, cudaStream_t st) {
+        launch_read<decltype(mode)::value>(sms * 4, reinterpret_cast<const uint4*>(src + size_t(i % sets) * bytes), bytes / 16, out, st);
+      }, launches, s);
+    };
+    const float rd = read_us(std::integral_constant<Pdl, Pdl::off>{});
+    const float pw = read_us(std::integral_constant<Pdl, Pdl::wait_first>{});
+    const float pp = read_us(std::integral_constant<Pdl, Pdl::prefetch_first>{});
+    const float pr = read_us(std::integral_constant<Pdl, Pdl::read_first>{});
+    auto blocked_us = [&](auto contiguous, int blocks) {
+      return graph_us([&](int i, cudaStream_t st) {
+        launch_blocked<decltype(contiguous)::value>(blocks, reinterpret_cast<const uint4*>(src + size_t(i % sets) * bytes), bytes / 16, out, st);
+      }, launches, s);
+    };
+    const float b1 = blocked_us(std::false_type{}, sms), b2 = blocked_us(std::true_type{}, sms), b3 = blocked_us(std::true_type{}, 128);
+    const float b4 = graph_us([&](int i, cudaStream_t st) {
+      launch_blocked<true, 4>(128, reinterpret_cast<const uint4*>(src + size_t(i % sets) * bytes), bytes / 16, out, st);
     }, launches, s);
+    auto ring_us = [&](auto stages, int blocks) {
+      return graph_us([&](int i, cudaStream_t st) {
+        launch_ring<decltype(stages)::value>(blocks, src + size_t(i % sets) * bytes, bytes, out, st);
+      }, launches, s);
+    };
+    const float r4 = ring_us(std::integral_constant<int, 4>{}, 128), r8 = ring_us(std::integral_constant<int, 8>{}, 128),
+                r4b = ring_us(std::integral_constant<int, 4>{}, sms);
+    // W as [rows][4096] bf16: bytes / 8192 rows, in 32-row blocks.
+    const int rows = int(bytes / 8192), blocks3 = rows / 32;
+    auto tma3d_us = [&](int U, int R, int flags = 0) {
+      std::vector<CUtensorMap> maps(sets);
+      for (int i = 0; i < sets; ++i)
+        if (!make_map_3d(&maps[i], src + size_t(i) * bytes, rows, U, R)) std::fprintf(stderr, "tensor map failed\n");
+      return graph_us([&](int i, cudaStream_t st) {
+        cudaLaunchConfig_t cfg = {};
+        cudaLaunchAttribute attr = {};
+        cfg.gridDim = dim3(blocks3);
+        cfg.blockDim = dim3(288);
+        cfg.dynamicSmemBytes = 150 << 10;
+        cfg.stream = st;
+        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr.val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        cudaLaunchKernelEx(&cfg, read_ring_3d, maps[i % sets], U, R, 64, out, flags, static_cast<const char*>(xbuf));
+      }, launches, s);
+    };
+    const bool fits3 = blocks3 <= 4 * sms;  // the 2 GB size has too many blocks to mean anything here
+    const float t1 = fits3 ? tma3d_us(4, 32) : 1e9f, t2 = fits3 ? tma3d_us(8, 16) : 1e9f, t3 = fits3 ? tma3d_us(16, 8) : 1e9f,
+                t4 = fits3 ? tma3d_us(64, 2) : 1e9f, t5 = fits3 ? tma3d_us(4, 32, kStore) : 1e9f,
+                t6 = fits3 ? tma3d_us(16, 8, kStore) : 1e9f, t7 = fits3 ? tma3d_us(4, 32, kStore | kX) : 1e9f,
+                t8 = fits3 ? tma3d_us(4, 32, kStore | kX | kMma) : 1e9f,
+                t9 = fits3 ? tma3d_us(4, 32, kStore | kX | kMma | kEpilogue) : 1e9f,
+                t10 = fits3 ? tma3d_us(16, 8, kStore | kX | kMma | kEpilogue) : 1e9f;
+    auto gemv_us = [&](int blocks) {
+      return graph_us([&](int i, cudaStream_t st) {
+        cudaLaunchConfig_t cfg = {};
+        cudaLaunchAttribute attr = {};
+        cfg.gridDim = dim3(blocks);
+        cfg.blockDim = dim3(288);
+        cfg.dynamicSmemBytes = 150 << 10;
+        cfg.stream = st;
+        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr.val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        cudaLaunchKernelEx(&cfg, gemv_ring, static_cast<const char*>(src + size_t(i % sets) * bytes), bytes,
+                           static_cast<const char*>(xbuf), out);
+      }, launches, s);
+    };
+    const float g1 = gemv_us(128), g2 = gemv_us(sms);
     const float cp = graph_us([&](int i, cudaStream_t st) {
       cudaMemcpyAsync(dst + size_t(i % sets) * (bytes / 2), src + size_t(i % sets) * (bytes / 2), bytes / 2,
                       cudaMemcpyDeviceToDevice, st);
@@ -90,7 +513,10 @@ int main() {
     CK(cudaGetLastError());
     const double rgb = bytes / (rd * 1e-6) / 1e9, cgb = bytes / (cp * 1e-6) / 1e9;
     if (ref == 0) ref = cgb;  // the 2 GB copy (read + write), as `tgemm bench`'s ceiling
-    std::printf("%.0f,%.2f,%.0f,%.1f,%.2f,%.0f,%.1f\n", bytes / mb, rd, rgb, 100 * rgb / ref, cp, cgb, 100 * cgb / ref);
+    auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / ref; };
+    std::printf("%.0f,%.2f,%.0f,%.1f,%.2f,%.0f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n",
+                bytes / mb, rd, rgb, 100 * rgb / ref, cp, cgb, 100 * cgb / ref, pct(pw), pct(pp), pct(pr), pct(b1), pct(b2),
+                pct(b3), pct(b4), pct(r4), pct(r8), pct(r4b), pct(t1), pct(t2), pct(t3), pct(t4), pct(t5), pct(t6), pct(t7), pct(t8), pct(t9), pct(t10), pct(g1), pct(g2));
   }
   return 0;
 }
