@@ -7,6 +7,11 @@
 // every read after griddepcontrol.wait (what a GEMM may do with X, and with W unless told W is constant), the first
 // chunk prefetched into L2 before the wait (what the skinny kernels do, safe), and every read before the wait (safe
 // only where the previous kernel does not write W: the upper bound of overlap across launches).
+// Then the skinny ws kernels' load path taken apart under PDL, one block per SM (docs/benchmarks.md runs 288-294):
+// plain loads in one block per SM, a TMA ring of 1D bulk copies (read_ring), the same ring fed by the ws kernels' 3D
+// tensor boxes with their work added piece by piece (read_ring_3d), and a GEMV that streams whole rows (gemv_ring).
+// The _pct columns are against this probe's own in-graph 2 GB copy; docs/benchmarks.md rescales them to the decode
+// bench's copy ceiling (pct x copy_GBps of the 2048 row / that ceiling).
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/dev/stream_probe.cu -o stream_probe
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -85,55 +90,106 @@ __global__ void __launch_bounds__(1024, 1) read_blocked(const uint4* __restrict_
   if (acc == 0x12345678u) out[blockIdx.x] = acc;
 }
 
-// The ws kernels' load path without their math: one thread issues 1D bulk copies (TMA) of kStageBytes into a ring
-// of kStages slots with full / empty mbarriers; the eight consumer warps wait for each stage, read one 16-byte word
-// per thread of it, and free the slot. A contiguous share per block, as read_blocked<true>.
-template <int kStages, int kStageBytes>
-__global__ void __launch_bounds__(288, 1) read_ring(const char* __restrict__ p, size_t bytes, unsigned* out) {
-  extern __shared__ __align__(1024) unsigned char ring[];
-  __shared__ __align__(8) uint64_t full[kStages], empty[kStages];
-  const int tid = threadIdx.x, warp = tid / 32;
-  const size_t share = (bytes / gridDim.x + kStageBytes - 1) / kStageBytes * kStageBytes;
-  const size_t b0 = blockIdx.x * share, b1 = b0 + share < bytes ? b0 + share : bytes;
-  const int steps = b1 > b0 ? int((b1 - b0 + kStageBytes - 1) / kStageBytes) : 0;
-  auto sa = [](const void* q) { return uint32_t(__cvta_generic_to_shared(q)); };
-  if (tid == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(sa(&full[s])));
-      asm volatile("mbarrier.init.shared.b64 [%0], 8;" ::"r"(sa(&empty[s])));
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  auto wait = [&](uint64_t* bar, uint32_t parity) {
-    asm volatile(
-        "{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], %1; @!p bra W; }" ::"r"(sa(bar)), "r"(parity) : "memory");
-  };
-  if (warp == 8) {
-    if (tid == 256)
-      for (int i = 0; i < steps; ++i) {
-        const int s = i % kStages;
-        if (i >= kStages) wait(&empty[s], ((i / kStages) - 1) & 1);
-        const size_t off = b0 + size_t(i) * kStageBytes;
-        const uint32_t n = uint32_t(off + kStageBytes <= b1 ? kStageBytes : b1 - off);
-        asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(sa(&full[s])), "r"(n) : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                         sa(ring + size_t(s) * kStageBytes)),
-                     "l"(p + off), "r"(n), "r"(sa(&full[s]))
-                     : "memory");
+// The ring the TMA variants share: kStages slots of kStageBytes with full barriers (the producer's arrival and the
+// copies' bytes) and empty ones (one arrival per consumer warp). Warps 0-7 consume; warp 8's first thread produces.
+namespace ring {
+constexpr int kStageBytes = 16 << 10, kConsumerWarps = 8, kThreads = 32 * (kConsumerWarps + 1);
+__device__ __forceinline__ uint32_t sa(const void* q) { return uint32_t(__cvta_generic_to_shared(q)); }
+__device__ __forceinline__ void wait(uint64_t* bar, uint32_t parity) {
+  asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], %1; @!p bra W; }" ::"r"(sa(bar)), "r"(parity)
+               : "memory");
+}
+__device__ __forceinline__ void expect(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(sa(bar)), "r"(bytes) : "memory");
+}
+// A 1D bulk copy (TMA) of n bytes (a multiple of 16) that completes on bar.
+__device__ __forceinline__ void bulk(void* dst, const void* src, uint32_t n, uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(sa(dst)), "l"(src),
+               "r"(n), "r"(sa(bar))
+               : "memory");
+}
+__device__ __forceinline__ void init_bar(uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(sa(bar)), "r"(count));
+}
+
+template <int kStages>
+struct Ring {
+  uint64_t full[kStages], empty[kStages];
+  // Thread 0 initialises the barriers (and `extra`, a one-arrival barrier, if given); then the block barrier, the PDL
+  // trigger and wait: every read of the kernel comes after it.
+  __device__ void start(uint64_t* extra = nullptr) {
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < kStages; ++s) {
+        init_bar(&full[s], 1);
+        init_bar(&empty[s], kConsumerWarps);
       }
+      if (extra) init_bar(extra, 1);
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+  }
+  // The producer: for each step, wait until its slot is free, then issue(step, slot) (which arms full[slot]).
+  template <class F>
+  __device__ void produce(int steps, F&& issue) {
+    for (int i = 0; i < steps; ++i) {
+      const int s = i % kStages;
+      if (i >= kStages) wait(&empty[s], ((i / kStages) - 1) & 1);
+      issue(i, s);
+    }
+  }
+  // A consumer warp: for each step, wait for its slot, use(step, slot), and free the slot.
+  template <class F>
+  __device__ void consume(int steps, F&& use) {
+    for (int i = 0; i < steps; ++i) {
+      const int s = i % kStages;
+      wait(&full[s], (i / kStages) & 1);
+      use(i, s);
+      __syncwarp();
+      if (threadIdx.x % 32 == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[s])) : "memory");
+    }
+  }
+};
+
+// A block's contiguous share of `bytes`, in whole stages, and the 1D copy of its step i into slot s.
+struct Share {
+  size_t b0, b1;
+  int steps;
+  __device__ explicit Share(size_t bytes) {
+    const size_t share = (bytes / gridDim.x + kStageBytes - 1) / kStageBytes * kStageBytes;
+    b0 = blockIdx.x * share;
+    b1 = b0 + share < bytes ? b0 + share : bytes;
+    steps = b1 > b0 ? int((b1 - b0 + kStageBytes - 1) / kStageBytes) : 0;
+  }
+  __device__ void copy(const char* p, int i, unsigned char* slot, uint64_t* full) const {
+    const size_t off = b0 + size_t(i) * kStageBytes;
+    const uint32_t n = uint32_t(off + kStageBytes <= b1 ? kStageBytes : b1 - off);
+    expect(full, n);
+    bulk(slot, p + off, n, full);
+  }
+};
+}  // namespace ring
+
+// The ws kernels' load path without their math: one thread issues 1D bulk copies (TMA) of 16 KB into a ring of
+// kStages slots; the eight consumer warps wait for each stage, read one 16-byte word per thread of it, and free the
+// slot. A contiguous share per block, as read_blocked<true>.
+template <int kStages>
+__global__ void __launch_bounds__(ring::kThreads, 1) read_ring(const char* __restrict__ p, size_t bytes, unsigned* out) {
+  using namespace ring;
+  extern __shared__ __align__(1024) unsigned char buf[];
+  __shared__ __align__(8) Ring<kStages> r;
+  const Share sh(bytes);
+  r.start();
+  if (threadIdx.x / 32 == kConsumerWarps) {
+    if (threadIdx.x == 32 * kConsumerWarps)
+      r.produce(sh.steps, [&](int i, int s) { sh.copy(p, i, buf + size_t(s) * kStageBytes, &r.full[s]); });
     return;
   }
   unsigned acc = 0;
-  for (int i = 0; i < steps; ++i) {
-    const int s = i % kStages;
-    wait(&full[s], (i / kStages) & 1);
-    acc ^= reinterpret_cast<const uint4*>(ring + size_t(s) * kStageBytes)[tid % (kStageBytes / 16)].x;
-    __syncwarp();
-    if (tid % 32 == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[s])) : "memory");
-  }
+  r.consume(sh.steps, [&](int, int s) {
+    acc ^= reinterpret_cast<const uint4*>(buf + size_t(s) * kStageBytes)[threadIdx.x % (kStageBytes / 16)].x;
+  });
   if (acc == 0x12345678u) out[blockIdx.x] = acc;
 }
 
@@ -147,60 +203,38 @@ __global__ void __launch_bounds__(288, 1) read_ring(const char* __restrict__ p, 
 // mma.m16n8k16 per stage on its 16 rows (the ws kernels' M = 1 work); kEpilogue, the tile's partials through shared
 // memory, a barrier of the 256 consumers and the fixed-order sum before the store.
 enum : int { kStore = 1, kX = 2, kMma = 4, kEpilogue = 8 };
-__global__ void __launch_bounds__(288, 1) read_ring_3d(const __grid_constant__ CUtensorMap map, int U, int R, int units, unsigned* out,
-                                                      int flags, const char* x) {
-  constexpr int kStages = 4, kStageBytes = 16 << 10;
+__global__ void __launch_bounds__(ring::kThreads, 1) read_ring_3d(const __grid_constant__ CUtensorMap map, int U, int R, int units,
+                                                                 unsigned* out, int flags, const char* x) {
+  using namespace ring;
+  constexpr int kStages = 4;
   extern __shared__ __align__(1024) unsigned char ring_raw[];
-  unsigned char* ring = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(ring_raw) + 1023) & ~uintptr_t(1023));
-  __shared__ __align__(8) uint64_t full[kStages], empty[kStages];
+  unsigned char* buf = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(ring_raw) + 1023) & ~uintptr_t(1023));
+  __shared__ __align__(8) Ring<kStages> r;
   __shared__ __align__(1024) unsigned char xring[kStages * 1024];
   __shared__ float part[8 * 16];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int per_group = units / U, steps = (32 / R) * per_group;
-  auto sa = [](const void* q) { return uint32_t(__cvta_generic_to_shared(q)); };
-  if (tid == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(sa(&full[s])));
-      asm volatile("mbarrier.init.shared.b64 [%0], 8;" ::"r"(sa(&empty[s])));
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    asm volatile("prefetch.tensormap [%0];" ::"l"(&map) : "memory");
-  }
-  __syncthreads();
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  auto wait = [&](uint64_t* bar, uint32_t parity) {
-    asm volatile(
-        "{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], %1; @!p bra W; }" ::"r"(sa(bar)), "r"(parity) : "memory");
-  };
-  if (warp == 8) {
-    if (tid == 256)
-      for (int i = 0; i < steps; ++i) {
-        const int s = i % kStages;
-        if (i >= kStages) wait(&empty[s], ((i / kStages) - 1) & 1);
+  if (tid == 0) asm volatile("prefetch.tensormap [%0];" ::"l"(&map) : "memory");
+  r.start();
+  if (warp == kConsumerWarps) {
+    if (tid == 32 * kConsumerWarps)
+      r.produce(steps, [&](int i, int s) {
         const int row = blockIdx.x * 32 + (i / per_group) * R, u0 = (i % per_group) * U;
-        const uint32_t xb = (flags & kX) ? 512u : 0u;
-        asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(sa(&full[s])), "r"(kStageBytes + xb) : "memory");
-        if (flags & kX)
-          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 512, [%2];" ::"r"(
-                           sa(xring + s * 1024)),
-                       "l"(x + u0 * 128), "r"(sa(&full[s]))
-                       : "memory");
+        expect(&r.full[s], kStageBytes + ((flags & kX) ? 512u : 0u));
+        if (flags & kX) bulk(xring + s * 1024, x + u0 * 128, 512, &r.full[s]);
         asm volatile(
             "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
-            ::"r"(sa(ring + size_t(s) * kStageBytes)), "l"(&map), "r"(0), "r"(row), "r"(u0), "r"(sa(&full[s]))
+            ::"r"(sa(buf + size_t(s) * kStageBytes)), "l"(&map), "r"(0), "r"(row), "r"(u0), "r"(sa(&r.full[s]))
             : "memory");
-      }
+      });
     return;
   }
   unsigned acc = 0;
   float d[4] = {0.f, 0.f, 0.f, 0.f};
-  for (int i = 0; i < steps; ++i) {
-    const int s = i % kStages;
-    wait(&full[s], (i / kStages) & 1);
+  r.consume(steps, [&](int, int s) {
     if (flags & kMma) {
       // Warp w: 16 rows of the stage's 128 row-units (its unit and row block), four k16 steps of 128 swizzled bytes.
-      const uint32_t base = sa(ring + size_t(s) * kStageBytes) + uint32_t(warp * 16 + (lane & 15)) * 128;
+      const uint32_t base = sa(buf + size_t(s) * kStageBytes) + uint32_t(warp * 16 + (lane & 15)) * 128;
       const uint32_t xw = *reinterpret_cast<const uint32_t*>(xring + s * 1024 + (lane & 3) * 4);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
@@ -212,11 +246,9 @@ __global__ void __launch_bounds__(288, 1) read_ring_3d(const __grid_constant__ C
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(xw), "r"(xw));
       }
     } else {
-      acc ^= reinterpret_cast<const uint4*>(ring + size_t(s) * kStageBytes)[tid % (kStageBytes / 16)].x;
+      acc ^= reinterpret_cast<const uint4*>(buf + size_t(s) * kStageBytes)[tid % (kStageBytes / 16)].x;
     }
-    __syncwarp();
-    if (tid % 32 == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[s])) : "memory");
-  }
+  });
   acc ^= __float_as_uint(d[0] + d[1] + d[2] + d[3]);
   if (flags & kEpilogue) {
     if (lane % 4 == 0) part[warp * 16 + lane / 4] = __uint_as_float(acc);
@@ -247,65 +279,36 @@ bool make_map_3d(CUtensorMap* m, const void* p, int rows, int U, int R) {
                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// A GEMV of M = 1 on that ring: X (k = 4096 bf16, 8 KB) copied into shared memory once after the wait; each stage is
-// 16 KB of whole W rows (two rows of 8 KB), and each consumer thread takes 16-byte words of it (consecutive threads,
+// A GEMV of M = 1 on the 1D ring: X (k = 4096 bf16, 8 KB) copied into shared memory once after the wait; each stage
+// is 16 KB of whole W rows (two rows of 8 KB), and each consumer thread takes 16-byte words of it (consecutive threads,
 // consecutive words: no bank conflicts without a swizzle), multiplies them with X's matching eight elements in fp32,
 // and at the end the block's sums go through warp shuffles and shared memory to a store of 32 words, as a tile's Y.
-__global__ void __launch_bounds__(288, 1) gemv_ring(const char* __restrict__ w, size_t bytes, const char* x, unsigned* out) {
-  constexpr int kStages = 4, kStageBytes = 16 << 10, kK = 4096;
-  extern __shared__ __align__(1024) unsigned char ring[];
-  __shared__ __align__(8) uint64_t full[kStages], empty[kStages], xbar;
+__global__ void __launch_bounds__(ring::kThreads, 1) gemv_ring(const char* __restrict__ w, size_t bytes, const char* x, unsigned* out) {
+  using namespace ring;
+  constexpr int kStages = 4, kK = 4096;
+  extern __shared__ __align__(1024) unsigned char buf[];
+  __shared__ __align__(8) Ring<kStages> r;
+  __shared__ __align__(8) uint64_t xbar;
   __shared__ __align__(128) unsigned char xs[kK * 2];
-  __shared__ float red[8];
+  __shared__ float red[kConsumerWarps];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const size_t share = (bytes / gridDim.x + kStageBytes - 1) / kStageBytes * kStageBytes;
-  const size_t b0 = blockIdx.x * share, b1 = b0 + share < bytes ? b0 + share : bytes;
-  const int steps = b1 > b0 ? int((b1 - b0 + kStageBytes - 1) / kStageBytes) : 0;
-  auto sa = [](const void* q) { return uint32_t(__cvta_generic_to_shared(q)); };
-  if (tid == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(sa(&full[s])));
-      asm volatile("mbarrier.init.shared.b64 [%0], 8;" ::"r"(sa(&empty[s])));
-    }
-    asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(sa(&xbar)));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  auto wait = [&](uint64_t* bar, uint32_t parity) {
-    asm volatile(
-        "{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], %1; @!p bra W; }" ::"r"(sa(bar)), "r"(parity) : "memory");
-  };
-  if (warp == 8) {
-    if (tid == 256) {
-      asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(sa(&xbar)), "r"(kK * 2) : "memory");
-      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(sa(xs)), "l"(x),
-                   "r"(kK * 2), "r"(sa(&xbar))
-                   : "memory");
-      for (int i = 0; i < steps; ++i) {
-        const int s = i % kStages;
-        if (i >= kStages) wait(&empty[s], ((i / kStages) - 1) & 1);
-        const size_t off = b0 + size_t(i) * kStageBytes;
-        const uint32_t n = uint32_t(off + kStageBytes <= b1 ? kStageBytes : b1 - off);
-        asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(sa(&full[s])), "r"(n) : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                         sa(ring + size_t(s) * kStageBytes)),
-                     "l"(w + off), "r"(n), "r"(sa(&full[s]))
-                     : "memory");
-      }
+  const Share sh(bytes);
+  r.start(&xbar);
+  if (warp == kConsumerWarps) {
+    if (tid == 32 * kConsumerWarps) {
+      expect(&xbar, kK * 2);
+      bulk(xs, x, kK * 2, &xbar);
+      r.produce(sh.steps, [&](int i, int s) { sh.copy(w, i, buf + size_t(s) * kStageBytes, &r.full[s]); });
     }
     return;
   }
   wait(&xbar, 0);
   float acc = 0.f;
-  for (int i = 0; i < steps; ++i) {
-    const int s = i % kStages;
-    wait(&full[s], (i / kStages) & 1);
+  r.consume(sh.steps, [&](int, int s) {
 #pragma unroll
     for (int pass = 0; pass < kStageBytes / 16 / 256; ++pass) {
       const int word = pass * 256 + tid;  // 16-byte word of the stage; its k is word * 8 mod kK
-      const uint4 wv = reinterpret_cast<const uint4*>(ring + size_t(s) * kStageBytes)[word];
+      const uint4 wv = reinterpret_cast<const uint4*>(buf + size_t(s) * kStageBytes)[word];
       const uint4 xv = reinterpret_cast<const uint4*>(xs)[word % (kK / 8)];
       const __nv_bfloat162* wp = reinterpret_cast<const __nv_bfloat162*>(&wv);
       const __nv_bfloat162* xp = reinterpret_cast<const __nv_bfloat162*>(&xv);
@@ -315,9 +318,7 @@ __global__ void __launch_bounds__(288, 1) gemv_ring(const char* __restrict__ w, 
         acc = fmaf(a.x, b.x, fmaf(a.y, b.y, acc));
       }
     }
-    __syncwarp();
-    if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[s])) : "memory");
-  }
+  });
 #pragma unroll
   for (int o = 16; o; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
   if (lane == 0) red[warp] = acc;
@@ -325,59 +326,27 @@ __global__ void __launch_bounds__(288, 1) gemv_ring(const char* __restrict__ w, 
   if (tid < 32) out[blockIdx.x * 32 + tid] = __float_as_uint(red[tid % 8] + red[(tid + 1) % 8]);
 }
 
-template <int kStages>
-void launch_ring(int blocks, const char* p, size_t bytes, unsigned* out, cudaStream_t s) {
-  constexpr int kStageBytes = 16 << 10;
-  constexpr size_t kSmem = 150 << 10;  // one block per SM, as the ws kernels (kWsSoloSmemBytes)
-  static_assert(kStages * kStageBytes <= int(kSmem), "ring");
-  static bool once = (cudaFuncSetAttribute(read_ring<kStages, kStageBytes>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)), true);
-  (void)once;
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr = {};
-  cfg.gridDim = dim3(blocks);
-  cfg.blockDim = dim3(288);
-  cfg.dynamicSmemBytes = kSmem;
-  cfg.stream = s;
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  cudaLaunchKernelEx(&cfg, read_ring<kStages, kStageBytes>, p, bytes, out);
-}
+// Dynamic shared memory of the one-block-per-SM variants: a second block does not fit beside it (kWsSoloSmemBytes).
+constexpr size_t kSoloSmem = 150 << 10;
 
-template <bool kContiguous, int kLoads = 8>
-void launch_blocked(int blocks, const uint4* p, size_t n, unsigned* out, cudaStream_t s) {
-  constexpr size_t kSmem = 150 << 10;
-  static bool once = (cudaFuncSetAttribute(read_blocked<kContiguous, kLoads>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)), true);
-  (void)once;
+// One launch of `kernel`, with the programmatic-serialization attribute where `pdl` (a graph's launches then overlap as
+// the skinny kernels' do) and `smem` bytes of dynamic shared memory.
+template <class... P, class... A>
+void launch(void (*kernel)(P...), int blocks, int threads, size_t smem, bool pdl, cudaStream_t s, A... args) {
+  if (smem) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr = {};
   cfg.gridDim = dim3(blocks);
-  cfg.blockDim = dim3(1024);
-  cfg.dynamicSmemBytes = kSmem;
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  cudaLaunchKernelEx(&cfg, read_blocked<kContiguous, kLoads>, p, n, out);
-}
-
-// One launch of read_all<kPdl>, with the programmatic-serialization attribute where kPdl asks for PDL.
-template <Pdl kPdl>
-void launch_read(int blocks, const uint4* p, size_t n, unsigned* out, cudaStream_t s) {
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr = {};
-  cfg.gridDim = dim3(blocks);
-  cfg.blockDim = dim3(512);
-  cfg.stream = s;
-  if (kPdl != Pdl::off) {
+  if (pdl) {
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr.val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
   }
-  cudaLaunchKernelEx(&cfg, read_all<kPdl>, p, n, out);
+  cudaLaunchKernelEx(&cfg, kernel, P(args)...);
 }
 
 template <class F>
@@ -430,8 +399,6 @@ int main() {
               "sm1_contig128_64k_pct,ring4_128_pct,ring8_128_pct,ring4_132_pct,tma3d_u4r32_pct,tma3d_u8r16_pct,"
               "tma3d_u16r8_pct,tma3d_u64r2_pct,tma3d_u4r32_store_pct,tma3d_u16r8_store_pct,"
               "u4r32_store_x_pct,u4r32_store_x_mma_pct,u4r32_all_pct,u16r8_all_pct,gemv_ring_128_pct,gemv_ring_132_pct\n");
-  CK(cudaFuncSetAttribute(gemv_ring, cudaFuncAttributeMaxDynamicSharedMemorySize, 150 << 10));
-  CK(cudaFuncSetAttribute(read_ring_3d, cudaFuncAttributeMaxDynamicSharedMemorySize, 150 << 10));
   for (size_t bytes : {size_t(2) << 30, size_t(16) << 20, size_t(21) << 20, size_t(28) << 20, size_t(32) << 20,
                        size_t(48) << 20, size_t(56) << 20, size_t(64) << 20, size_t(112) << 20, size_t(136) << 20,
                        size_t(224) << 20, size_t(272) << 20}) {
@@ -439,7 +406,9 @@ int main() {
     const int launches = std::max(sets, int(std::min<size_t>(512, (size_t(2) << 30) / bytes)) / sets * sets);
     auto read_us = [&](auto mode) {
       return graph_us([&](int i, cudaStream_t st) {
-        launch_read<decltype(mode)::value>(sms * 4, reinterpret_cast<const uint4*>(src + size_t(i % sets) * bytes), bytes / 16, out, st);
+        constexpr Pdl kMode = decltype(mode)::value;
+        launch(read_all<kMode>, sms * 4, 512, 0, kMode != Pdl::off, st, reinterpret_cast<const uint4*>(src + size_t(i % sets) * bytes),
+               bytes / 16, out);
       }, launches, s);
     };
     const float rd = read_us(std::integral_constant<Pdl, Pdl::off>{});
@@ -448,16 +417,20 @@ int main() {
     const float pr = read_us(std::integral_constant<Pdl, Pdl::read_first>{});
     auto blocked_us = [&](auto contiguous, int blocks) {
       return graph_us([&](int i, cudaStream_t st) {
-        launch_blocked<decltype(contiguous)::value>(blocks, reinterpret_cast<const uint4*>(src + size_t(i % sets) * bytes), bytes / 16, out, st);
+        launch(read_blocked<decltype(contiguous)::value>, blocks, 1024, kSoloSmem, true, st,
+               reinterpret_cast<const uint4*>(src + size_t(i % sets) * bytes), bytes / 16, out);
       }, launches, s);
     };
     const float b1 = blocked_us(std::false_type{}, sms), b2 = blocked_us(std::true_type{}, sms), b3 = blocked_us(std::true_type{}, 128);
     const float b4 = graph_us([&](int i, cudaStream_t st) {
-      launch_blocked<true, 4>(128, reinterpret_cast<const uint4*>(src + size_t(i % sets) * bytes), bytes / 16, out, st);
+      launch(read_blocked<true, 4>, 128, 1024, kSoloSmem, true, st, reinterpret_cast<const uint4*>(src + size_t(i % sets) * bytes),
+             bytes / 16, out);
     }, launches, s);
     auto ring_us = [&](auto stages, int blocks) {
       return graph_us([&](int i, cudaStream_t st) {
-        launch_ring<decltype(stages)::value>(blocks, src + size_t(i % sets) * bytes, bytes, out, st);
+        static_assert(decltype(stages)::value * (16 << 10) <= int(kSoloSmem), "ring");
+        launch(read_ring<decltype(stages)::value>, blocks, ring::kThreads, kSoloSmem, true, st,
+               static_cast<const char*>(src + size_t(i % sets) * bytes), bytes, out);
       }, launches, s);
     };
     const float r4 = ring_us(std::integral_constant<int, 4>{}, 128), r8 = ring_us(std::integral_constant<int, 8>{}, 128),
@@ -469,17 +442,7 @@ int main() {
       for (int i = 0; i < sets; ++i)
         if (!make_map_3d(&maps[i], src + size_t(i) * bytes, rows, U, R)) std::fprintf(stderr, "tensor map failed\n");
       return graph_us([&](int i, cudaStream_t st) {
-        cudaLaunchConfig_t cfg = {};
-        cudaLaunchAttribute attr = {};
-        cfg.gridDim = dim3(blocks3);
-        cfg.blockDim = dim3(288);
-        cfg.dynamicSmemBytes = 150 << 10;
-        cfg.stream = st;
-        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr.val.programmaticStreamSerializationAllowed = 1;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
-        cudaLaunchKernelEx(&cfg, read_ring_3d, maps[i % sets], U, R, 64, out, flags, static_cast<const char*>(xbuf));
+        launch(read_ring_3d, blocks3, ring::kThreads, kSoloSmem, true, st, maps[i % sets], U, R, 64, out, flags, static_cast<const char*>(xbuf));
       }, launches, s);
     };
     const bool fits3 = blocks3 <= 4 * sms;  // the 2 GB size has too many blocks to mean anything here
@@ -491,18 +454,8 @@ int main() {
                 t10 = fits3 ? tma3d_us(16, 8, kStore | kX | kMma | kEpilogue) : 1e9f;
     auto gemv_us = [&](int blocks) {
       return graph_us([&](int i, cudaStream_t st) {
-        cudaLaunchConfig_t cfg = {};
-        cudaLaunchAttribute attr = {};
-        cfg.gridDim = dim3(blocks);
-        cfg.blockDim = dim3(288);
-        cfg.dynamicSmemBytes = 150 << 10;
-        cfg.stream = st;
-        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr.val.programmaticStreamSerializationAllowed = 1;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
-        cudaLaunchKernelEx(&cfg, gemv_ring, static_cast<const char*>(src + size_t(i % sets) * bytes), bytes,
-                           static_cast<const char*>(xbuf), out);
+        launch(gemv_ring, blocks, ring::kThreads, kSoloSmem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes), bytes,
+               static_cast<const char*>(xbuf), out);
       }, launches, s);
     };
     const float g1 = gemv_us(128), g2 = gemv_us(sms);
