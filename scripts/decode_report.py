@@ -63,15 +63,39 @@ def crossover(profile):
     return {k: sorted(v) for k, v in layers.items()}
 
 
+# stream_probe.cu's kernels the context table shows: (column, what), times in us per size. read_us is a column of its
+# own; the others are % of the probe's in-graph 2 GB copy, turned into us with that copy's rate (the 2048 MiB row).
+PROBE_KERNELS = [
+    ("read_us", "read kernel"),
+    ("ring4_132_pct", "TMA ring, PDL"),
+    ("gemv_ring_132_pct", "row-stream GEMV probe, PDL"),
+]
+
+
 def read_probe(path):
-    """[(MiB, read-kernel us)] sorted by size, from stream_probe.cu's CSV."""
+    """{column: [(MiB, us)] sorted by size} for PROBE_KERNELS' columns the CSV has, from stream_probe.cu's CSV."""
     with open(path, newline="") as f:
-        return sorted((float(r["size_MB"]), float(r["read_us"])) for r in csv.DictReader(f))
+        rows = list(csv.DictReader(f))
+    ref = next((float(r["copy_GBps"]) for r in rows if float(r["size_MB"]) == 2048), None)
+    out = {}
+    for col, _ in PROBE_KERNELS:
+        pts = []
+        for r in rows:
+            if col not in r or not r[col]:
+                continue
+            mib, v = float(r["size_MB"]), float(r[col])
+            if col.endswith("_us"):
+                pts.append((mib, v))
+            elif ref and v > 0:
+                pts.append((mib, mib * 2 ** 20 / (v / 100 * ref * 1e9) * 1e6))
+        if pts:
+            out[col] = sorted(pts)
+    return out
 
 
-def probe_us(probe, mib):
-    """The read kernel's time at `mib` MiB, linear between the probe's sizes (None outside them)."""
-    for (s0, t0), (s1, t1) in zip(probe, probe[1:]):
+def probe_us(points, mib):
+    """The probe kernel's time at `mib` MiB, linear between its measured sizes (None outside them)."""
+    for (s0, t0), (s1, t1) in zip(points, points[1:]):
         if s0 <= mib <= s1:
             return t0 + (t1 - t0) * (mib - s0) / (s1 - s0)
     return None
@@ -135,12 +159,17 @@ def main():
     if a.stream_probe:
         probe = read_probe(a.stream_probe)
         mode, rows = benches[0]
-        p("\n## Context: a read-only kernel at each layer's size (%s, N*K >= 16M)\n" % mode)
-        p("A kernel that only streams the layer's bytes (`scripts/dev/stream_probe.cu`: 16-byte loads, 4 in flight per "
-          "thread, 4 blocks of 512 per SM, graph replay over buffers rotated past the L2), timed on the same machine "
-          "type, interpolated between its measured sizes; % of the copy bandwidth above.\n")
-        p("| N | K | MiB | read kernel us | read kernel % copy | tgemm best M row % copy | tgemm / read kernel |")
-        p("| --- | --- | --- | --- | --- | --- | --- |")
+        kinds = [(c, w) for c, w in PROBE_KERNELS if c in probe]
+        p("\n## Context: kernels that only stream each layer's bytes (%s, N*K >= 16M)\n" % mode)
+        p("`scripts/dev/stream_probe.cu`, graph replay over buffers rotated past the L2, timed on the same machine "
+          "type and interpolated between its measured sizes; % of the copy bandwidth above. Read kernel: 16-byte "
+          "loads, 4 in flight per thread, 4 blocks of 512 per SM, no PDL. TMA ring, PDL: one block per SM, 16 KB 1D "
+          "bulk copies into 4 stages, every read after the PDL wait. Row-stream GEMV probe: that ring carrying whole "
+          "W rows of K = 4096 at every size, M = 1, with X, the FMAs, the sums and a store (docs/benchmarks.md, runs "
+          "288-294).\n")
+        p("| N | K | MiB | read kernel us | " + " | ".join("%s %% copy" % w for _, w in kinds) +
+          " | tgemm best M row % copy | tgemm / read kernel |")
+        p("| --- | --- | --- | --- | " + " | ".join("---" for _ in kinds) + " | --- | --- |")
         layers = defaultdict(list)
         for k, (r, _) in rows.items():
             layers[(k[1], k[2])].append(r)
@@ -149,12 +178,13 @@ def main():
                 continue
             best = max(rs, key=lambda r: float(r["bw"]))
             mib = float(best["bw"]) * float(best["us"]) * 1e3 / 2 ** 20  # bytes the bench counts, in MiB
-            t = probe_us(probe, mib)
-            if t is None:
+            ts = [probe_us(probe[c], mib) for c, _ in kinds]
+            if ts[0] is None:
                 continue
-            rbw = mib * 2 ** 20 / (t * 1e-6) / 1e9
-            p("| %d | %d | %.1f | %.2f | %.0f%% | %.0f%% (M=%s) | %.2f |" % (n, kk, mib, t, 100 * rbw / copy,
-              100 * float(best["bw"]) / copy, best["M"], float(best["bw"]) / rbw))
+            bws = [mib * 2 ** 20 / (t * 1e-6) / 1e9 if t else None for t in ts]
+            cells = " | ".join("%.0f%%" % (100 * b / copy) if b else "-" for b in bws)
+            p("| %d | %d | %.1f | %.2f | %s | %.0f%% (M=%s) | %.2f |" % (n, kk, mib, ts[0], cells, 100 * float(best["bw"]) / copy,
+              best["M"], float(best["bw"]) / bws[0]))
     if a.profile:
         p("\n## Crossover: smallest M from which the best sm90 kernel beats the best skinny kernel (tuner's times)\n")
         p("| N | K | bias | crossover M | best skinny / best sm90 us at each M |")

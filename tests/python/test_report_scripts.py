@@ -86,7 +86,7 @@ def test_context_table_compares_with_the_read_kernel(tmp_path):
     rows = bench_rows(1, 4096, 4096, 12.0, 12.0, "skinny_bf16_m16_ws_sk4_i64")
     rows += bench_rows(2, 4096, 4096, 11.0, 12.0, "skinny_bf16_m16_ws_sk4_i64")
     text, _ = run_report(tmp_path, rows, ["--stream-probe", str(probe)])
-    assert "## Context: a read-only kernel at each layer's size" in text
+    assert "## Context: kernels that only stream each layer's bytes" in text
     line = next(l for l in text.splitlines() if l.startswith("| 4096 | 4096 |"))
     cells = [c.strip() for c in line.strip("|").split("|")]
     mib = float(cells[2])
@@ -95,6 +95,25 @@ def test_context_table_compares_with_the_read_kernel(tmp_path):
     assert float(cells[3]) == pytest.approx(read_us, abs=0.01)
     assert "(M=2)" in cells[5]
     assert float(cells[6]) == pytest.approx(read_us / 11.0, abs=0.01)  # tgemm's rate over the read kernel's
+
+
+def test_context_table_adds_the_pdl_probes_from_their_share_of_the_2g_copy(tmp_path):
+    # stream_probe.cu's ring and GEMV columns are % of its own 2 GB copy (the 2048 MiB row's copy_GBps): at 1000 GB/s
+    # and 50%, 32 MiB takes 32 * 2^20 / 500e9 s.
+    probe = tmp_path / "probe.csv"
+    cols = ["size_MB", "read_us", "copy_GBps", "ring4_132_pct", "gemv_ring_132_pct"]
+    write_csv(probe, cols, [{"size_MB": 2048, "read_us": 500.0, "copy_GBps": 1000.0, "ring4_132_pct": 100.0, "gemv_ring_132_pct": 100.0},
+                            {"size_MB": 16, "read_us": 6.0, "copy_GBps": 900.0, "ring4_132_pct": 50.0, "gemv_ring_132_pct": 40.0},
+                            {"size_MB": 64, "read_us": 18.0, "copy_GBps": 900.0, "ring4_132_pct": 50.0, "gemv_ring_132_pct": 40.0}])
+    got = decode_report.read_probe(str(probe))
+    assert got["ring4_132_pct"][0] == (16.0, pytest.approx(16 * 2 ** 20 / 500e9 * 1e6))
+    assert got["gemv_ring_132_pct"][1] == (64.0, pytest.approx(64 * 2 ** 20 / 400e9 * 1e6))
+    rows = bench_rows(1, 4096, 4096, 12.0, 12.0, "skinny_bf16_m16_ws_sk4_i64")
+    text, _ = run_report(tmp_path, rows, ["--stream-probe", str(probe), "--copy-gbps", "1000"])
+    assert "| TMA ring, PDL % copy | row-stream GEMV probe, PDL % copy |" in text
+    line = next(l for l in text.splitlines() if l.startswith("| 4096 | 4096 |"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[5] == "50%" and cells[6] == "40%"  # 500 and 400 GB/s at every size between the probe's, of 1000
 
 
 def test_crossover_from_profile(tmp_path):
