@@ -50,7 +50,9 @@ bench_suites() {
 for step in $STEPS; do
   t0=$(date +%s); rc=0
   case $step in
-    tests) ./build-dev/tests/tgemm_gpu_tests --gtest_color=no ${GTEST_ARGS:-} > "$OUT/gpu_tests.log" 2>&1; rc=$?
+    # TEST_TIMEOUT (s): a kernel that hangs costs this much of the call, not all of it (run 297 lost 570 s).
+    tests) timeout ${TEST_TIMEOUT:-300} ./build-dev/tests/tgemm_gpu_tests --gtest_color=no ${GTEST_ARGS:-} > "$OUT/gpu_tests.log" 2>&1; rc=$?
+           [ $rc -eq 124 ] && echo "gpu tests: no end within ${TEST_TIMEOUT:-300} s (hung); last lines:" && tail -3 "$OUT/gpu_tests.log"
            grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|FAILED TEST|Failure|checked|cuBLASLt M=|mm M=" "$OUT/gpu_tests.log" | head -60 ;;
     bench) ./build-dev/tgemm bench -i shapes/seed.csv ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench_seed.log"; rc=$? ;;
     # Seed shapes with the table in force, each candidate back to back for 200 ms per sample (power-capped clocks).
@@ -186,7 +188,7 @@ for step in $STEPS; do
     probe) for v in ${PROBE_ENVS:--}; do
              lab=$(printf %s "$v" | tr -c 'A-Za-z0-9=,.-' _)  # a file name (no slashes of a path value)
              for r in $(seq 1 ${PROBE_REPS:-2}); do
-               env $( [ "$v" = - ] || echo "$v" | tr , ' ') ./build-dev/tgemm bench -i "$PROBE_SHAPES" --no-ceilings \
+               env $( [ "$v" = - ] || echo "$v" | tr , ' ') timeout ${PROBE_TIMEOUT:-300} ./build-dev/tgemm bench -i "$PROBE_SHAPES" --no-ceilings \
                  --kernel "$PROBE_KERNELS" ${PROBE_ARGS:-} --csv "$OUT/probe_${lab}_r$r.csv" > "$OUT/probe_${lab}_r$r.log" 2>&1
                rc=$((rc|$?))
              done

@@ -71,6 +71,8 @@ struct Limits {
   bool uses_tma = false;
   // Leading dimensions must be multiples of this many elements (8 for TMA's 16-byte stride rule).
   int ld_multiple = 1;
+  // K must be a multiple of this many elements (the row-stream kernels move whole 16-byte words of each row).
+  int k_multiple = 1;
   // Required base-pointer alignment in bytes for X, W, Y.
   int ptr_align = 2;
   int bias_align = 2;

@@ -192,6 +192,7 @@ nb::list kernels() {
     d["w_index_bits"] = l.w_index_bits;
     d["uses_tma"] = l.uses_tma;
     d["ld_multiple"] = l.ld_multiple;
+    d["k_multiple"] = l.k_multiple;
     d["ptr_align"] = l.ptr_align;
     d["bias_align"] = l.bias_align;
     d["min_m"] = l.min_m;

@@ -75,6 +75,9 @@ Verdict check_limits(const Limits& lim, const Problem& p) {
   if (p.k == 0 && !lim.k_zero) return fail(K::unsupported, "K = 0 not supported");
   if (p.k > lim.max_k)
     return fail(K::unsupported, "K = " + std::to_string(p.k) + " > " + std::to_string(lim.max_k) + " (max K)");
+  if (p.k % lim.k_multiple != 0)
+    return fail(K::unsupported, "K = " + std::to_string(p.k) + " is not a multiple of " + std::to_string(lim.k_multiple) +
+                                    " elements");
   if (p.m < lim.min_m)
     return fail(K::unsupported, "M = " + std::to_string(p.m) + " < " + std::to_string(lim.min_m) + " (min M)");
   struct Ld { const char* name; int64_t ld; };

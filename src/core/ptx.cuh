@@ -84,6 +84,14 @@ __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtens
       : "memory");
 }
 
+// 1D bulk copy of `bytes` (a multiple of 16; 16-byte aligned source and destination) into this CTA's shared memory,
+// counted on `bar`: no tensor map, no box, 64-bit addresses (the row-stream kernels' stages).
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
 // ---- L2 eviction policies (the .L2::cache_hint operand of loads, stores and bulk copies) ------------------------
 
 // A 64-bit L2 cache policy that marks every line it covers evict_last (fraction 1.0). Not every policy is harmless:

@@ -39,6 +39,14 @@ std::vector<Case> cases_for(const Kernel& k) {
       if (l.max_m > 16)
         for (int64_t m : {9, 16}) shapes.push_back({m, 3584, 1048});
     }
+    // The row-stream kernels' plan (skinny_rs.h): rows in several chunks at the largest K the M tile takes (2 to 6
+    // chunks), 16 rows per stage, and blocks of several epilogue tiles (over 64 rows at M = 4, over 256 at M = 1).
+    if (k.name().find("_rs_") != std::string::npos) {
+      shapes.push_back({l.max_m, 1032, l.max_k});
+      shapes.push_back({l.max_m > 1 ? l.max_m - 1 : 1, 2056, 512});
+      shapes.push_back({l.max_m, 9000, 1024});
+      shapes.push_back({1, 34000, 512});
+    }
   } else {
     shapes = {{128, 256, 64}, {300, 520, 1280}, {1000, 1000, 264}, {1, 8, 8}, {129, 136, 72}, {2048, 768, 2048}};
     // sm90 split-K (_skauto): {300, 520, 1280} already runs with 2 splits; {256, 1280, 4096} with 4 (64x160) or

@@ -41,6 +41,15 @@ constexpr int kTmaFixedSplits[] = {1, 4, 8};
 // auto, sk1 and sk2, and M tile 32 (WK <= 4) auto and sk1..sk4: twelve kernels per dtype for the tuner to time.
 constexpr int kWsMTiles[] = {16, 32, 64};
 constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
+// Row-stream variant (skinny_rs.h): M tiles 1, 2 and 4, for the tuner only (not in the untuned default).
+constexpr int kRsMTiles[] = {1, 2, 4};
+
+// The row-stream kernels' grid: one block per SM, or TGEMM_SKINNY_RS_BLOCKS=n blocks at most (A/B timing: in
+// stream_probe.cu 128 blocks with contiguous shares streamed at 88.8% and 132 at 75.6%, unexplained; session 33).
+int rs_block_cap(int sms) {
+  static const int env = env_int("TGEMM_SKINNY_RS_BLOCKS", 0);
+  return env > 0 && env < sms ? env : sms;
+}
 
 // TGEMM_SKINNY_WS3=0: the persistent kernel fetches every stage unit by unit with 2D copies (A/B timing).
 bool ws3_enabled() {
@@ -174,25 +183,14 @@ class SkinnyKernel final : public Kernel {
                         std::to_string(cfg_.max_m) + ")");
     if (fn_ == nullptr) return Status(StatusCode::internal, name_ + ": kernel not compiled into this build");
 
-    const LaunchShape sh = shape(p, current_sm_count());
+    if (cfg_.rs) return run_rs(a, stream);
 
-    Params prm;
-    prm.x = a.x;
-    prm.w = a.w;
-    prm.bias = p.has_bias ? a.bias : nullptr;
-    prm.y = a.y;
-    prm.ldx = p.ldx;
-    prm.ldw = p.ldw;
-    prm.ldy = p.ldy;
-    prm.n = p.n;
-    prm.k = p.k;
+    const LaunchShape sh = shape(p, current_sm_count());
+    Params prm = operands_of(a);
     prm.k_steps = sh.k_steps;
     prm.sps = sh.sps;
-    prm.m = int(p.m);
     prm.wk_log2 = sh.wk_log2;
     prm.s = sh.s;
-    prm.out_dtype = int(p.out_dtype);
-    prm.bias_kind = (p.has_bias && a.bias != nullptr) ? (p.bias_dtype == DType::fp32 ? 2 : 1) : 0;
 
     TmaParams tp;
     cudaLaunchConfig_t lc = {};
@@ -287,6 +285,56 @@ class SkinnyKernel final : public Kernel {
   }
 
  private:
+  // The operands and dtypes of a launch (the fields every variant reads).
+  static Params operands_of(const GemmArgs& a) {
+    const Problem& p = a.p;
+    Params prm;
+    prm.x = a.x;
+    prm.w = a.w;
+    prm.bias = p.has_bias ? a.bias : nullptr;
+    prm.y = a.y;
+    prm.ldx = p.ldx;
+    prm.ldw = p.ldw;
+    prm.ldy = p.ldy;
+    prm.n = p.n;
+    prm.k = p.k;
+    prm.m = int(p.m);
+    prm.out_dtype = int(p.out_dtype);
+    prm.bias_kind = (p.has_bias && a.bias != nullptr) ? (p.bias_dtype == DType::fp32 ? 2 : 1) : 0;
+    return prm;
+  }
+
+  // The row-stream kernels (skinny_rs_kernel.cuh): one block per SM, the plan of skinny_rs.h.
+  Status run_rs(const GemmArgs& a, cudaStream_t stream) const {
+    const Problem& p = a.p;
+    RsParams rp;
+    rp.op = operands_of(a);
+    rp.plan = rs_plan(p.k, cfg_.max_m);
+    rp.blocks = rs_blocks(p.n, rs_block_cap(current_sm_count()));
+    // Alone on its SM (kWsSoloSmemBytes, as the ws kernels: under PDL the next grid's blocks would otherwise share it).
+    const int dyn = int(std::max<int64_t>(rs_smem_bytes(rp.plan, cfg_.max_m, int(p.m)), kWsSoloSmemBytes));
+    const int dyn_max = int(rs_max_smem_bytes(cfg_.max_m));
+    if (cudaError_t e = smem_optin_.ensure(fn_, dyn_max); e != cudaSuccess)
+      return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = dim3(unsigned(rp.blocks), 1, 1);
+    lc.blockDim = dim3(kRsThreads, 1, 1);
+    lc.dynamicSmemBytes = size_t(dyn);
+    lc.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    lc.attrs = pdl_enabled() ? attr : nullptr;
+    lc.numAttrs = pdl_enabled() ? 1 : 0;
+    void* args[] = {&rp};
+    cudaError_t e = cudaLaunchKernelExC(&lc, fn_, args);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess)
+      return Status(StatusCode::cuda_error, name_ + ": launch of " + std::to_string(rp.blocks) + " blocks failed: " +
+                                                cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+    return Status::Ok();
+  }
+
   Config cfg_;
   std::string name_;
   Limits limits_;
@@ -362,6 +410,12 @@ void add_skinny_kernels(BackendKernels& out) {
         c.max_m = skinny::kWsMTiles[i];
         defs->ws_auto[d][i] = add_family(c, fn_of(c), skinny::kWsFixedSplits);
       }
+    }
+    for (int mt : skinny::kRsMTiles) {
+      Config c = base;
+      c.max_m = mt;
+      c.rs = true;
+      out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn_of(c)));
     }
     Config c = base;
     c.max_m = skinny::kScalarMTile;

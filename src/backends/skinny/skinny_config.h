@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/skinny/skinny_rs.h"
 #include "tgemm/kernel.h"
 
 namespace tgemm::skinny {
@@ -142,19 +143,21 @@ struct Config {
   bool vec = true;         // 16-byte loads (aligned, ld % 8 == 0); false = element loads, any alignment
   bool tma = false;        // W and X through the bulk-copy ring (skinny_tma_kernel.cuh); implies vec
   bool ws = false;         // persistent variant (skinny_ws_kernel.cuh); implies tma; split_k = WK (1..8)
+  bool rs = false;         // row-stream variant (skinny_rs_kernel.cuh, skinny_rs.h): M tile 1, 2 or 4, no split
 
   // The TMA ring's bytes in flight per block (~4 stages of 16 KB of W) expressed as the register ring's depth
   // (8 warps x 1 KB per step) for the time model.
   int depth() const { return tma ? 8 : depth_for(max_m, vec); }
   int max_wk() const { return ws ? ws_max_wk(max_m) : tma ? kTmaMaxWk : max_wk_for(max_m, vec); }
   // The ws kernel's fixed splits are its WK (the split across blocks is "auto" only).
-  int max_split() const { return ws ? max_wk() : max_wk() * kMaxCluster; }
+  int max_split() const { return rs ? 1 : ws ? max_wk() : max_wk() * kMaxCluster; }
 
-  // skinny_bf16_m8_sk4_i64, skinny_fp16_m16_skauto_i64, skinny_bf16_m64_skauto_scalar_i64
+  // skinny_bf16_m8_sk4_i64, skinny_fp16_m16_skauto_i64, skinny_bf16_m64_skauto_scalar_i64, skinny_bf16_m4_rs_i64
   std::string name() const {
     std::string s = "skinny_";
     s += in == DType::fp16 ? "fp16" : "bf16";
     s += "_m" + std::to_string(max_m);
+    if (rs) return s + "_rs_i64";
     if (ws) s += "_ws";
     else if (tma) s += "_tma";
     s += split_k > 0 ? "_sk" + std::to_string(split_k) : std::string("_skauto");
@@ -183,6 +186,17 @@ struct Config {
     l.bias_same_as_input = true;
     l.bias_fp32 = true;
     l.k_zero = false;
+    if (rs) {
+      // 1D bulk copies of whole 16-byte words (K % 8 == 0; ld and pointers as above), X whole in shared memory.
+      // No tensor map and no tiles on a grid dimension: one block per SM takes a range of rows (offsets in int64; a
+      // block's rows, stages and slots in int: N < 2^31).
+      l.uses_tma = false;
+      l.k_multiple = 8;
+      l.max_k = kRsMaxXBytes / (2 * max_m);
+      l.max_n = kRsMaxN;
+      l.tile_n = 1;
+      l.max_n_tiles = kNoLimit;
+    }
     return l;
   }
 };
@@ -206,6 +220,13 @@ struct Params {
   // (the stream's ZeroedCounters, or the workspace's after a memset), and the fp32 partial tiles [row tile][split][m][BR].
   int* counters = nullptr;
   float* partials = nullptr;
+};
+
+// The row-stream kernels' argument (skinny_rs_kernel.cuh).
+struct RsParams {
+  Params op;  // x, w, bias, y, their leading dimensions, n, k, m, out_dtype, bias_kind (the split fields unused)
+  RsPlan plan;
+  int64_t blocks = 1;  // G: the grid; block b streams rows [rs_block_row(n, G, b), rs_block_row(n, G, b + 1))
 };
 
 // How one launch is laid out for (N, K, T).

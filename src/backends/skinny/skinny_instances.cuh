@@ -3,6 +3,7 @@
 #pragma once
 
 #include "backends/skinny/skinny_config.h"
+#include "backends/skinny/skinny_rs_kernel.cuh"
 #include "backends/skinny/skinny_ws_kernel.cuh"
 
 namespace tgemm::skinny {
@@ -10,6 +11,14 @@ namespace tgemm::skinny {
 template <class T>
 const void* kernel_for(const Config& c) {
   auto fn = [](auto* f) { return reinterpret_cast<const void*>(f); };
+  if (c.rs) {
+    switch (c.max_m) {
+      case 1: return fn(&skinny_rs_kernel<T, 1>);
+      case 2: return fn(&skinny_rs_kernel<T, 2>);
+      case 4: return fn(&skinny_rs_kernel<T, 4>);
+      default: return nullptr;
+    }
+  }
   if (c.ws) {  // M tiles 16 (M <= 8 skips the second mma block at run time), 32 and 64
     switch (c.max_m) {
       case 16: return fn(&skinny_ws_kernel<T, 16>);

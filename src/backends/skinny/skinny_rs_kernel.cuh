@@ -1,0 +1,209 @@
+// skinny backend: the row-stream kernels (M <= 4). Included by the per-dtype instantiation files only.
+//
+// The plan (which rows, stages, warps and words) is skinny_rs.h, shared with the CPU tests; this file only walks it.
+// One block per SM (grid rs_blocks), 8 consumer warps and a producer warp whose lane 0 issues 1D bulk copies: X
+// (M rows of K) once into shared memory, then the block's stages of W into the groups' rings of kRsGroupStages x 16 KB each. Everything
+// is read after the PDL wait: stream_probe.cu's L2 prefetch of 32 KB per block before the wait lost 9 points
+// (session 33).
+#pragma once
+
+#include <type_traits>
+
+#include "backends/skinny/skinny_kernel.cuh"
+#include "backends/skinny/skinny_rs.h"
+#include "core/pdl.cuh"
+#include "core/ptx.cuh"
+
+namespace tgemm::skinny {
+
+enum class RsRole : int { consumer, producer };
+
+namespace dev {
+
+// Eight products of 16-bit pairs added to acc in a fixed order, in fp32: the even elements to acc[0], the odd ones to
+// acc[1].
+template <class T>
+__device__ __forceinline__ void dot8(uint4 w, uint4 x, float (&acc)[2]) {
+  const uint32_t wv[4] = {w.x, w.y, w.z, w.w}, xv[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      // bf16 -> fp32 is the top half of the fp32 word: a shift or a mask, no conversion instruction.
+      acc[0] = fmaf(__uint_as_float(wv[i] << 16), __uint_as_float(xv[i] << 16), acc[0]);
+      acc[1] = fmaf(__uint_as_float(wv[i] & 0xffff0000u), __uint_as_float(xv[i] & 0xffff0000u), acc[1]);
+    } else {
+      const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&wv[i]));
+      const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&xv[i]));
+      acc[0] = fmaf(a.x, b.x, acc[0]);
+      acc[1] = fmaf(a.y, b.y, acc[1]);
+    }
+  }
+}
+
+// Barrier over the 8 consumer warps only (id 1; the producer warp never arrives at it).
+__device__ __forceinline__ void rs_consumer_sync() {
+  asm volatile("bar.sync 1, %0;" ::"n"(kRsConsumerWarps * 32) : "memory");
+}
+
+}  // namespace dev
+
+// Dynamic shared memory: rs_smem_bytes(plan, MT, m) (ring, then X, then two slot buffers), at least the solo floor.
+template <class T, int MT>
+__global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_constant__ RsParams rp) {
+  static_assert(MT >= 1 && MT <= kRsMaxTileM, "M tile");
+  static_assert(kRsStageBytes % 16 == 0 && kRsOutputsPerTile % MT == 0, "stage and tile");
+  static_assert(kRsConsumerWarps % kRsGroups == 0, "groups of whole warps");
+  constexpr int SG = kRsGroupStages;  // group g's slot j is ring slot g * SG + j
+  const Params& p = rp.op;
+  const RsPlan& pl = rp.plan;
+  extern __shared__ __align__(16) unsigned char smem_dyn[];
+  __shared__ uint64_t bars[2 * kRsStages + 1];  // full[0..S), empty[S..2S), X
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const RsRole role = warp == kRsConsumerWarps ? RsRole::producer : RsRole::consumer;
+  const int group = warp / kRsStageWarps, wg = warp % kRsStageWarps;
+  const int m = p.m;
+  const int64_t r0 = rs_block_row(p.n, rp.blocks, blockIdx.x);
+  const int rows = int(rs_block_row(p.n, rp.blocks, blockIdx.x + 1) - r0);
+  const int stages = rs_block_stages(pl, rows);
+  const uint32_t ring = ptx::smem_addr(smem_dyn);
+  constexpr int kRingBytes = kRsStages * kRsStageBytes;
+  const uint32_t xs = ring + kRingBytes;  // X [m][kw] words
+  const uint4* const xw = reinterpret_cast<const uint4*>(smem_dyn + kRingBytes);
+  float* const slots = reinterpret_cast<float*>(smem_dyn + kRingBytes + int64_t(m) * pl.kw * 16);
+  const int slot_floats = rs_slot_floats(pl, MT);
+  const uint32_t full0 = ptx::smem_addr(&bars[0]), empty0 = ptx::smem_addr(&bars[kRsStages]);
+  const uint32_t xbar = ptx::smem_addr(&bars[2 * kRsStages]);
+  // A stage's ring slot and round (the parity its barriers' waits name).
+  auto slot_of = [](const RsCursor& c) { return c.owner * SG + c.seq % SG; };
+  auto round_of = [](const RsCursor& c) { return c.seq / SG; };
+
+  if (role == RsRole::producer && lane == 0) {
+    for (int i = 0; i < kRsStages; ++i) {
+      ptx::mbar_init(full0 + 8 * i, 1);
+      ptx::mbar_init(empty0 + 8 * i, kRsStageWarps);
+    }
+    ptx::mbar_init(xbar, 1);
+    ptx::fence_mbar_init();
+  }
+  __syncthreads();
+  pdl::launch_dependents();
+  pdl::wait();
+
+  if (role == RsRole::producer) {
+    if (lane == 0) {
+      const uint32_t row_bytes = uint32_t(pl.kw) * 16;
+      ptx::mbar_arrive_expect_tx(xbar, uint32_t(m) * row_bytes);
+      for (int mm = 0; mm < m; ++mm)
+        ptx::bulk_load(xs + uint32_t(mm) * row_bytes, static_cast<const unsigned char*>(p.x) + mm * p.ldx * 2,
+                       row_bytes, xbar);
+      const bool contiguous = p.ldw == p.k;
+      const auto* w = static_cast<const unsigned char*>(p.w) + r0 * p.ldw * 2;  // this block's first row
+      for (RsCursor c = rs_cursor(pl, rows); c.s < stages; rs_advance(pl, rows, c)) {
+        const int slot = slot_of(c), round = round_of(c);
+        if (round > 0) ptx::mbar_wait(empty0 + 8 * slot, uint32_t(round - 1) & 1u);
+        const RsStage& st = c.st;
+        const uint32_t dst = ring + uint32_t(slot) * kRsStageBytes;
+        const uint32_t bytes = uint32_t(st.words) * 16;
+        const uint32_t full = full0 + 8 * uint32_t(slot);
+        ptx::mbar_arrive_expect_tx(full, uint32_t(st.nrows) * bytes);
+        const unsigned char* src = w + (int64_t(st.row) * p.ldw + int64_t(st.word0) * 8) * 2;
+        if (contiguous) {
+          ptx::bulk_load(dst, src, uint32_t(st.nrows) * bytes, full);
+        } else {
+          for (int r = 0; r < st.nrows; ++r) ptx::bulk_load(dst + uint32_t(r) * bytes, src + r * p.ldw * 2, bytes, full);
+        }
+      }
+    }
+    __syncwarp();
+    return;  // the consumers' named barrier does not count this warp
+  }
+
+  // Consumers. Thread tid stores output (row tr0 + tid % nr, column tid / nr) of each tile of nr rows, if tid < nr m;
+  // its bias value is loaded a tile ahead so that the load's latency hides behind the stream.
+  auto load_bias = [&](int t) {
+    const int nr = t * pl.tile_rows < rows ? rs_tile_rows(pl, rows, t) : 0;
+    if (!p.bias_kind || tid >= nr * m) return 0.f;
+    return dev::load_bias<T>(p.bias, p.bias_kind, r0 + t * pl.tile_rows + tid % nr);
+  };
+  float bias = load_bias(0);
+  // Two sums per column (the even and the odd elements of each word): half the dependent chain of one.
+  float acc[MT][2];
+#pragma unroll
+  for (int mm = 0; mm < MT; ++mm) acc[mm][0] = acc[mm][1] = 0.f;
+  // This warp's rows and words of every stage of R rows (rows in several chunks: the words per chunk below).
+  RsWarpPart wp = rs_warp_part(pl, pl.chunk_words, wg);
+  ptx::mbar_wait(xbar, 0);
+
+  for (RsCursor c = rs_cursor(pl, rows); c.s < stages; rs_advance(pl, rows, c)) {
+    const RsStage& st = c.st;
+    if (c.owner == group) {
+      if (pl.chunks > 1) wp = rs_warp_part(pl, st.words, wg);
+      const int slot = slot_of(c);
+      ptx::mbar_wait(full0 + 8 * uint32_t(slot), uint32_t(round_of(c)) & 1u);
+      // Plain loads from the shared arrays (not asm), so that the compiler may batch them; the full barrier's wait is
+      // a memory clobber, so none moves above it.
+      const uint4* const stage = reinterpret_cast<const uint4*>(smem_dyn + slot * kRsStageBytes);
+      // A warp's rows of a stage: one (R <= 4) or up to four (R = 5..16), each finished before the next one's loads.
+      for (int r = wp.row0; r < st.nrows; r += wp.row_step) {
+        const uint4* const wrow = stage + r * st.words;  // W [nrows][words]
+        const uint4* const xrow = xw + st.word0;         // X [m][kw] from word0
+#pragma unroll 4
+        for (int i = wp.w_lo + lane; i < wp.w_hi; i += 32) {
+          const uint4 wv = wrow[i];
+#pragma unroll
+          for (int mm = 0; mm < MT; ++mm)
+            if (mm < m) dev::dot8<T>(wv, xrow[mm * pl.kw + i], acc[mm]);
+        }
+        const bool last_row = r + wp.row_step >= st.nrows;
+        // The stage's bytes are read: hand the slot back before the butterfly, so the producer refills it meanwhile.
+        if (last_row) {
+          __syncwarp();
+          if (lane == 0) ptx::mbar_arrive(empty0 + 8 * uint32_t(slot));
+        }
+        if (st.row_end) {
+          // This warp's part of the row: a fixed butterfly over the lanes (the M columns' chains side by side), then
+          // lane 0 fills its slots.
+          float v[MT];
+#pragma unroll
+          for (int mm = 0; mm < MT; ++mm) {
+            v[mm] = acc[mm][0] + acc[mm][1];
+            acc[mm][0] = acc[mm][1] = 0.f;
+          }
+#pragma unroll
+          for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+            for (int mm = 0; mm < MT; ++mm) v[mm] += __shfl_xor_sync(0xffffffffu, v[mm], o);
+          if (lane == 0) {
+            float* const buf = slots + (c.tile & 1) * slot_floats;
+            const int rt = st.row + r - c.tile_row0;
+#pragma unroll
+            for (int mm = 0; mm < MT; ++mm)
+              if (mm < m) buf[rs_slot(pl, MT, rt, wp.part, mm)] = v[mm];
+          }
+        }
+      }
+      if (wp.row0 >= st.nrows) {  // no row of this stage (the last stage of a block, or R = 3, 5, 6, 7)
+        __syncwarp();
+        if (lane == 0) ptx::mbar_arrive(empty0 + 8 * uint32_t(slot));
+      }
+    }
+    if (!c.tile_end) continue;
+    // Every group passes here after its own stages of the tile: every part of the tile is in its slot after the barrier.
+    dev::rs_consumer_sync();
+    const int nr = rs_tile_rows(pl, rows, c.tile);
+    if (tid < nr * m) {
+      const float* buf = slots + (c.tile & 1) * slot_floats;
+      const int r = tid % nr, mm = tid / nr;
+      float v = buf[rs_slot(pl, MT, r, 0, mm)];
+      for (int q = 1; q < pl.parts; ++q) v += buf[rs_slot(pl, MT, r, q, mm)];
+      if (p.bias_kind) v += bias;
+      dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + r0 + c.tile_row0 + r, v);
+    }
+    bias = load_bias(c.tile + 1);
+    // No second barrier: tile t + 1 writes the other buffer, and tile t + 2 (this one's) only after every thread has
+    // passed tile t + 1's barrier, i.e. after its reads above.
+  }
+}
+
+}  // namespace tgemm::skinny
