@@ -391,8 +391,8 @@ int cmd_tune(const std::vector<std::string>& argv) {
       size_t gi = size_t(w.current);
       ++faults;
       if (!w.current_kernel.empty()) {
-        std::fprintf(stderr, "\ntune: %s on %s (%s): recorded as failed, continuing\n", w.current_kernel.c_str(), shape_str(shapes[gi]).c_str(),
-                     why.c_str());
+        std::fprintf(stderr, "\ntune: %s on %s (%s): recorded as failed, with its fault family (Kernel::fault_family), continuing\n",
+                     w.current_kernel.c_str(), shape_str(shapes[gi]).c_str(), why.c_str());
         skip[gi].push_back(w.current_kernel);
         todo.push_front(gi);
       } else {

@@ -119,6 +119,11 @@ class Kernel {
   // kernel from a table row tuned at a smaller M than the problem's (the seed incident's mapping: every M > 8192
   // with N > 4096 pads to a row at M = 8192).
   virtual bool tuned_shape_only() const { return false; }
+  // The kernels that share this one's fate on a problem: where it faults or hangs, so do they, and the tuner drops them
+  // all on that shape. Every kernel is its own family, except a configured cuBLASLt algorithm's cluster shapes (the
+  // name up to "_cl"): at M = 340000 all cluster shapes of t209 ... c7, t421 ... c7 and t465 ... c5 hung, 13 in all, each
+  // found by a 30 s timeout and a restart of the shape (docs/benchmarks.md, run 295).
+  virtual std::string fault_family() const { return name(); }
   virtual Verdict can_implement(const Problem& p) const { return check_limits(limits(), p); }
   virtual size_t workspace_bytes(const Problem&) const { return 0; }
   // How `run` divides this problem's work where that depends on the problem (a split plan), in words for `tgemm

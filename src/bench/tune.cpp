@@ -20,13 +20,25 @@ int default_index(const std::vector<CandidateResult>& results, const std::string
 }
 }  // namespace
 
+std::vector<const Kernel*> drop_skipped(const std::vector<const Kernel*>& kernels, const std::vector<std::string>& skip) {
+  std::vector<std::string> families;
+  for (const Kernel* k : kernels)
+    if (std::find(skip.begin(), skip.end(), k->name()) != skip.end()) families.push_back(k->fault_family());
+  std::vector<const Kernel*> out;
+  for (const Kernel* k : kernels) {
+    if (std::find(skip.begin(), skip.end(), k->name()) != skip.end()) continue;
+    if (std::find(families.begin(), families.end(), k->fault_family()) != families.end()) continue;
+    out.push_back(k);
+  }
+  return out;
+}
+
 std::vector<Plan> tune_candidates(const Dispatcher& d, const Problem& p, const DeviceInfo& dev, const TuneOptions& opt) {
   std::vector<Plan> out;
   std::vector<const Kernel*> kernels = Registry::get().all();
   for (const Kernel* k : Registry::get().search(p, opt.search, opt.backends)) kernels.push_back(k);
-  for (const Kernel* k : kernels) {
+  for (const Kernel* k : drop_skipped(kernels, opt.skip)) {
     if (std::find(opt.backends.begin(), opt.backends.end(), k->backend()) == opt.backends.end()) continue;
-    if (std::find(opt.skip.begin(), opt.skip.end(), k->name()) != opt.skip.end()) continue;
     // A kernel built for a range of M (skinny: M <= 64) is no candidate outside it: the dispatcher would run it
     // on thousands of row slices, which is never what a table row means.
     const Limits& l = k->limits();

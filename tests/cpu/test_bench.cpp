@@ -1,4 +1,5 @@
-// The benchmark's host-side choices: how many operand sets a shape rotates through, and the order of a round.
+// The benchmark's host-side choices: how many operand sets a shape rotates through, and the order of a round; which
+// candidates the tuner drops after a fault or hang.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,6 +8,8 @@
 
 #include "bench/problem_bench.h"
 #include "bench/timing.h"
+#include "bench/tune.h"
+#include "registry/registry.h"
 
 namespace tgemm {
 namespace {
@@ -143,6 +146,34 @@ TEST(RoundOrder, EachCandidateFollowsEachOtherEquallyOften) {
   }
   for (size_t c = 1; c < 4; ++c) EXPECT_EQ(after_first[c], 10) << c;
   for (size_t c = 1; c < 4; ++c) EXPECT_EQ(before_first[c], 10) << c;
+}
+
+// After a configured cuBLASLt algorithm hangs, the tuner drops its other cluster shapes on that shape (run 295: 13 of
+// them hung one after another, each a 30 s timeout); other kernels, and the same tile with another custom option, stay.
+TEST(Tune, SkipDropsTheHungKernelsFamily) {
+  const Registry& r = Registry::get();
+  const Kernel* hung = r.find("cublaslt_a66_t209_s35_k1_r0_w0_c7_i0_cl2");
+  const Kernel* sibling = r.find("cublaslt_a66_t209_s35_k1_r0_w0_c7_i0_cl5");
+  const Kernel* other_custom = r.find("cublaslt_a66_t209_s35_k1_r0_w0_c6_i0_cl2");
+  const Kernel* dflt = r.cublaslt();
+  ASSERT_TRUE(hung && sibling && other_custom && dflt);
+  EXPECT_EQ(hung->fault_family(), "cublaslt_a66_t209_s35_k1_r0_w0_c7_i0");
+  EXPECT_EQ(sibling->fault_family(), hung->fault_family());
+  EXPECT_EQ(dflt->fault_family(), dflt->name());
+  const std::vector<const Kernel*> all = {dflt, hung, other_custom, sibling};
+  EXPECT_EQ(bench::drop_skipped(all, {hung->name()}), (std::vector<const Kernel*>{dflt, other_custom}));
+  EXPECT_EQ(bench::drop_skipped(all, {}), all);
+  // A skipped name that is none of the candidates (a kernel of the registry's search that this call did not list)
+  // drops nothing else.
+  EXPECT_EQ(bench::drop_skipped(all, {"cublaslt_a66_t421_s35_k1_r0_w0_c7_i0_cl2"}), all);
+  // Every other kernel is its own family: skipping one drops that one only.
+  std::vector<const Kernel*> some;
+  for (const Kernel* k : r.all())
+    if (k->backend() != Backend::cublaslt && some.size() < 6) some.push_back(k);
+  ASSERT_GE(some.size(), 2u);
+  const std::vector<const Kernel*> left = bench::drop_skipped(some, {some[1]->name()});
+  ASSERT_EQ(left.size(), some.size() - 1);
+  EXPECT_EQ(std::find(left.begin(), left.end(), some[1]), left.end());
 }
 
 }  // namespace

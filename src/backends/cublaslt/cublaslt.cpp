@@ -259,6 +259,9 @@ class CublasLtKernel final : public Kernel {
   // A heuristic answer is cuBLASLt's own choice for the problem at hand; a configured algorithm was only ever run at
   // the shapes it was tuned at.
   bool tuned_shape_only() const override { return config_.has_value(); }
+  std::string fault_family() const override {
+    return config_ ? name_.substr(0, name_.rfind("_cl")) : name_;  // lt_algo.cpp: "_cl<cluster>" ends every name
+  }
   const Limits& limits() const override { return limits_; }
   // What cuBLASLt accepts, as seen on the H200 (CUBLASLT_LOG_LEVEL=2): the output is the input dtype or fp32
   // (bf16 in, fp16 out is NOT_SUPPORTED); the bias epilogue takes a bias of the output's dtype only

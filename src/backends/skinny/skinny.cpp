@@ -44,6 +44,16 @@ constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
 // Row-stream variant (skinny_rs.h): M tiles 1, 2 and 4, for the tuner only (not in the untuned default).
 constexpr int kRsMTiles[] = {1, 2, 4};
 
+// The row-stream kernels' ring depth per group as a power of two (skinny_rs.h, kRsGroupStagesLog2), or
+// TGEMM_SKINNY_RS_STAGES=1 or 2 stages per group (A/B timing).
+int rs_group_stages_log2() {
+  static const int v = [] {
+    const int e = env_int("TGEMM_SKINNY_RS_STAGES", 0);
+    return e == 1 ? 0 : e == 2 ? 1 : kRsGroupStagesLog2;
+  }();
+  return v;
+}
+
 // The row-stream kernels' grid: one block per SM, or TGEMM_SKINNY_RS_BLOCKS=n blocks at most (A/B timing: in
 // stream_probe.cu 128 blocks with contiguous shares streamed at 88.8% and 132 at 75.6%, unexplained; session 33).
 int rs_block_cap(int sms) {
@@ -311,8 +321,9 @@ class SkinnyKernel final : public Kernel {
     rp.op = operands_of(a);
     rp.plan = rs_plan(p.k, cfg_.max_m);
     rp.blocks = rs_blocks(p.n, rs_block_cap(current_sm_count()));
+    rp.group_stages_log2 = rs_group_stages_log2();
     // Alone on its SM (kWsSoloSmemBytes, as the ws kernels: under PDL the next grid's blocks would otherwise share it).
-    const int dyn = int(std::max<int64_t>(rs_smem_bytes(rp.plan, cfg_.max_m, int(p.m)), kWsSoloSmemBytes));
+    const int dyn = int(std::max<int64_t>(rs_smem_bytes(rp.plan, cfg_.max_m, int(p.m), rp.group_stages_log2), kWsSoloSmemBytes));
     const int dyn_max = int(rs_max_smem_bytes(cfg_.max_m));
     if (cudaError_t e = smem_optin_.ensure(fn_, dyn_max); e != cudaSuccess)
       return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));

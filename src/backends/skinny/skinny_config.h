@@ -226,6 +226,7 @@ struct Params {
 struct RsParams {
   Params op;  // x, w, bias, y, their leading dimensions, n, k, m, out_dtype, bias_kind (the split fields unused)
   RsPlan plan;
+  int group_stages_log2 = kRsGroupStagesLog2;  // each group's ring: 1 << this stages (0 or 1)
   int64_t blocks = 1;  // G: the grid; block b streams rows [rs_block_row(n, G, b), rs_block_row(n, G, b + 1))
 };
 

@@ -44,10 +44,14 @@ static_assert(1 << kRsGroupsLog2 == kRsGroups, "a power of two");
 // mbarrier wait tells phases apart by parity only: with one ring shared by stages of both groups, a group whose slot
 // went to the other group in between could take the round before its own as complete (a hang on the GPU, run 297).
 // Depth per group: 2 (8 x 16 KB in all), i.e. more than the 4 x 16 KB in flight that streamed at 91.4% in
-// stream_probe.cu (run 288) beside a stage per group being multiplied. A compile-time constant, so that a slot and its
-// round cost no division; with two groups, 2 per group read as 3 did (run 298).
-inline constexpr int kRsGroupStages = 2;
-inline constexpr int kRsStages = kRsGroups * kRsGroupStages;
+// stream_probe.cu (run 288) beside a stage per group being multiplied; with two groups, 2 per group read as 3 did (run
+// 298). TGEMM_SKINNY_RS_STAGES=1 (A/B timing) gives each group one stage: the probe's 64 KB, which the ws kernels also
+// found faster than deeper rings at M <= 8 (skinny_config.h, kWsDefaultStages). Run 302 (graph replay, x cuBLASLt, m1
+// at M = 1): one stage per group 1.040 at 4096 x 4096 (two: 0.999), 1.041 at 3584 x 3584 (1.005), but 0.547 at
+// 4096 x 14336 (0.912), where a group's row takes two chunks one after the other. A power of two, so that a slot and
+// its round cost no division.
+inline constexpr int kRsGroupStagesLog2 = 1;
+inline constexpr int kRsStages = kRsGroups << kRsGroupStagesLog2;  // the most a launch has
 inline constexpr int kRsOutputsPerTile = 256;  // at most one output per consumer thread per tile
 // X whole in shared memory: M * K * 2 bytes at most (M = 4: K <= 11264; M = 1: K <= 45056), beside the 128 KB ring.
 inline constexpr int kRsMaxXBytes = 88 * 1024;
@@ -180,8 +184,8 @@ constexpr int rs_slot_floats(const RsPlan& p, int mt) { return p.tile_rows * p.p
 constexpr int rs_max_slot_floats(int mt) { return kRsOutputsPerTile / mt * kRsStageWarps * mt; }
 
 // Dynamic shared memory of a launch: ring, X (m rows of K), two slot buffers; 16-byte aligned pieces.
-constexpr int64_t rs_smem_bytes(const RsPlan& p, int mt, int m) {
-  return int64_t(kRsStages) * kRsStageBytes + int64_t(m) * p.kw * 16 + 2 * int64_t(rs_slot_floats(p, mt)) * 4;
+constexpr int64_t rs_smem_bytes(const RsPlan& p, int mt, int m, int group_stages_log2 = kRsGroupStagesLog2) {
+  return (int64_t(kRsGroups) << group_stages_log2) * kRsStageBytes + int64_t(m) * p.kw * 16 + 2 * int64_t(rs_slot_floats(p, mt)) * 4;
 }
 // The walk of a block's stages in order, one step at a time (no divisions; the kernel's producer and consumers use it,
 // the CPU tests check it against the closed forms above): the stage, the group that multiplies it and its place in

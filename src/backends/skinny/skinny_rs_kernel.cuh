@@ -2,7 +2,7 @@
 //
 // The plan (which rows, stages, warps and words) is skinny_rs.h, shared with the CPU tests; this file only walks it.
 // One block per SM (grid rs_blocks), 8 consumer warps and a producer warp whose lane 0 issues 1D bulk copies: X
-// (M rows of K) once into shared memory, then the block's stages of W into the groups' rings of kRsGroupStages x 16 KB each. Everything
+// (M rows of K) once into shared memory, then the block's stages of W into the groups' rings of 1 << RsParams::group_stages_log2 stages of 16 KB each. Everything
 // is read after the PDL wait: stream_probe.cu's L2 prefetch of 32 KB per block before the wait lost 9 points
 // (session 33).
 #pragma once
@@ -53,11 +53,11 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   static_assert(MT >= 1 && MT <= kRsMaxTileM, "M tile");
   static_assert(kRsStageBytes % 16 == 0 && kRsOutputsPerTile % MT == 0, "stage and tile");
   static_assert(kRsConsumerWarps % kRsGroups == 0, "groups of whole warps");
-  constexpr int SG = kRsGroupStages;  // group g's slot j is ring slot g * SG + j
+  const int sgl = rp.group_stages_log2, SG = 1 << sgl;  // group g's slot j is ring slot g * SG + j
   const Params& p = rp.op;
   const RsPlan& pl = rp.plan;
   extern __shared__ __align__(16) unsigned char smem_dyn[];
-  __shared__ uint64_t bars[2 * kRsStages + 1];  // full[0..S), empty[S..2S), X
+  __shared__ uint64_t bars[2 * kRsStages + 1];  // full[0..G SG), empty[kRsStages..), X
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const RsRole role = warp == kRsConsumerWarps ? RsRole::producer : RsRole::consumer;
@@ -67,19 +67,19 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   const int rows = int(rs_block_row(p.n, rp.blocks, blockIdx.x + 1) - r0);
   const int stages = rs_block_stages(pl, rows);
   const uint32_t ring = ptx::smem_addr(smem_dyn);
-  constexpr int kRingBytes = kRsStages * kRsStageBytes;
-  const uint32_t xs = ring + kRingBytes;  // X [m][kw] words
-  const uint4* const xw = reinterpret_cast<const uint4*>(smem_dyn + kRingBytes);
-  float* const slots = reinterpret_cast<float*>(smem_dyn + kRingBytes + int64_t(m) * pl.kw * 16);
+  const int ring_bytes = (kRsGroups << sgl) * kRsStageBytes;
+  const uint32_t xs = ring + ring_bytes;  // X [m][kw] words
+  const uint4* const xw = reinterpret_cast<const uint4*>(smem_dyn + ring_bytes);
+  float* const slots = reinterpret_cast<float*>(smem_dyn + ring_bytes + int64_t(m) * pl.kw * 16);
   const int slot_floats = rs_slot_floats(pl, MT);
   const uint32_t full0 = ptx::smem_addr(&bars[0]), empty0 = ptx::smem_addr(&bars[kRsStages]);
   const uint32_t xbar = ptx::smem_addr(&bars[2 * kRsStages]);
   // A stage's ring slot and round (the parity its barriers' waits name).
-  auto slot_of = [](const RsCursor& c) { return c.owner * SG + c.seq % SG; };
-  auto round_of = [](const RsCursor& c) { return c.seq / SG; };
+  auto slot_of = [&](const RsCursor& c) { return c.owner * SG + (c.seq & (SG - 1)); };
+  auto round_of = [&](const RsCursor& c) { return c.seq >> sgl; };
 
   if (role == RsRole::producer && lane == 0) {
-    for (int i = 0; i < kRsStages; ++i) {
+    for (int i = 0; i < kRsGroups * SG; ++i) {
       ptx::mbar_init(full0 + 8 * i, 1);
       ptx::mbar_init(empty0 + 8 * i, kRsStageWarps);
     }
