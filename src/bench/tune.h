@@ -64,12 +64,13 @@ struct CandidateResult {
   std::string note;       // why not ok
 };
 
-// One plan per kernel of the chosen backends that can run `p`: whole, or split into the pieces the dispatcher
-// would make for it (a table row naming a kernel that cannot address the whole problem runs split).
 // `kernels` without those whose fault_family() is that of a kernel named in `skip` (kernels known to fault or hang on
 // the shape), in their order. A name in `skip` that is none of `kernels` drops only itself.
 std::vector<const Kernel*> drop_skipped(const std::vector<const Kernel*>& kernels, const std::vector<std::string>& skip);
 
+// One plan per kernel of the chosen backends that can run `p`: whole, or split into the pieces the dispatcher
+// would make for it (a table row naming a kernel that cannot address the whole problem runs split), less the kernels
+// drop_skipped drops for opt.skip.
 std::vector<Plan> tune_candidates(const Dispatcher& d, const Problem& p, const DeviceInfo& dev, const TuneOptions& opt);
 
 // The final round's candidates, as indices into `ranked` (the first round's passing candidates, fastest first): the
