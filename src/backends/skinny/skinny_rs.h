@@ -11,8 +11,8 @@
 //    one bulk copy per stage where ldw == K (rows contiguous), else one per row;
 //  - a longer row: C = ceil(KW / 1024) stages of about KW / C words each, one stage per chunk.
 // The 16 consumer warps are kRsGroups (4) groups of kRsStageWarps (4); a stage is multiplied by one group (rs_owner). In
-// it, R <= 4 rows take 4 / R warps each (warp w: row w / (4 / R), part w % (4 / R) of the row's words); more rows take
-// one warp each (rows w, w + 4, ...). A lane multiplies words lane, lane + 32, ... of its part with the
+// it, R = 1, 2 or 4 rows take 4 / R warps each (warp w: row w / (4 / R), part w % (4 / R) of the row's words); other R
+// take one warp per row (rows w, w + 4, ...). A lane multiplies words lane, lane + 32, ... of its part with the
 // same words of X (whole in shared memory) in fp32, and its sums for a row carry over that row's chunks. At a
 // row's last chunk the warp sums its lanes (xor butterfly), and lane 0 writes the part's M sums to a slot; every
 // TR rows (an epilogue tile) the consumers meet at a named barrier, sum each row's parts in part order, add bias and

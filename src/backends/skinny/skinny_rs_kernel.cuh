@@ -1,10 +1,10 @@
 // skinny backend: the row-stream kernels (M <= 4). Included by the per-dtype instantiation files only.
 //
 // The plan (which rows, stages, warps and words) is skinny_rs.h, shared with the CPU tests; this file only walks it.
-// One block per SM (grid rs_blocks), 8 consumer warps and a producer warp whose lane 0 issues 1D bulk copies: X
-// (M rows of K) once into shared memory, then the block's stages of W into the groups' rings of 1 << RsParams::group_stages_log2 stages of 16 KB each. Everything
-// is read after the PDL wait: stream_probe.cu's L2 prefetch of 32 KB per block before the wait lost 9 points
-// (session 33).
+// One block per SM (grid rs_blocks), kRsConsumerWarps (16) consumer warps in kRsGroups groups, and a producer warp
+// whose lane 0 issues 1D bulk copies: X (M rows of K) once into shared memory, then the block's stages of W into the
+// groups' rings of 1 << RsParams::group_stages_log2 stages of 16 KB each. Everything is read after the PDL wait:
+// stream_probe.cu's L2 prefetch of 32 KB per block before the wait lost 9 points (session 33).
 #pragma once
 
 #include <type_traits>
@@ -40,7 +40,7 @@ __device__ __forceinline__ void dot8(uint4 w, uint4 x, float (&acc)[2]) {
   }
 }
 
-// Barrier over the 8 consumer warps only (id 1; the producer warp never arrives at it).
+// Barrier over the consumer warps only (id 1; the producer warp never arrives at it).
 __device__ __forceinline__ void rs_consumer_sync() {
   asm volatile("bar.sync 1, %0;" ::"n"(kRsConsumerWarps * 32) : "memory");
 }
