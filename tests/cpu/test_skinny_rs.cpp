@@ -148,6 +148,12 @@ TEST(SkinnyRs, PlanMultipliesEveryWordOnceAndFillsEverySlot) {
           walk(n, k, mt, m, blocks, w);
           if (::testing::Test::HasFatalFailure()) return;
           EXPECT_EQ(w.words_multiplied, n * (k / 8));
+          int64_t tiles = 0;  // every block's rows end in ceil(rows / TR) epilogue tiles, each summed once
+          for (int64_t b = 0; b < blocks; ++b) {
+            const int64_t rows = rs_block_row(n, blocks, b + 1) - rs_block_row(n, blocks, b);
+            tiles += (rows + rs_plan(k, mt).tile_rows - 1) / rs_plan(k, mt).tile_rows;
+          }
+          EXPECT_EQ(w.tiles, tiles);
           EXPECT_EQ(w.outputs, n * m);
           EXPECT_LE(w.max_stage_bytes, kRsStageBytes);
           const RsPlan pl = rs_plan(k, mt);
