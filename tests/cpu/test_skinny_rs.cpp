@@ -103,6 +103,35 @@ void walk(int64_t n, int64_t k, int mt, int m, int64_t g, Walk& out) {
       }
     }
   }
+  // The consumers' walk: each group's own stages, in order, as the closed forms name them, every stage once; and the
+  // last stage of each tile where rs_tile_end says the tile ends.
+  for (int64_t b = 0; b < g; ++b) {
+    const int64_t r0 = rs_block_row(n, g, b);
+    const int rows = int(rs_block_row(n, g, b + 1) - r0);
+    const int stages = rs_block_stages(pl, rows);
+    std::vector<int> visits(size_t(stages), 0);
+    for (int grp = 0; grp < kRsGroups; ++grp) {
+      int prev = -1;
+      for (RsGroupCursor c = rs_group_cursor(pl, rows, grp); c.s < stages; rs_group_advance(pl, rows, c)) {
+        ASSERT_GT(c.s, prev);
+        prev = c.s;
+        ++visits[size_t(c.s)];
+        ASSERT_EQ(rs_owner(pl, c.s), grp) << "stage " << c.s;
+        ASSERT_EQ(rs_group_seq(pl, c.s), c.k) << "stage " << c.s;
+        const RsStage st = rs_stage(pl, rows, c.s);
+        ASSERT_EQ(c.st.row, st.row);
+        ASSERT_EQ(c.st.nrows, st.nrows);
+        ASSERT_EQ(c.st.word0, st.word0);
+        ASSERT_EQ(c.st.words, st.words);
+        ASSERT_EQ(c.st.row_end, st.row_end);
+      }
+    }
+    for (int s = 0; s < stages; ++s) ASSERT_EQ(visits[size_t(s)], 1) << "stage " << s;
+    int t = 0;
+    for (int s = 0; s < stages; ++s)
+      if (rs_tile_end(pl, rows, rs_stage(pl, rows, s))) ASSERT_EQ(rs_tile_last_stage(pl, rows, t++), s);
+    ASSERT_EQ(t, rs_tiles(pl, rows));
+  }
   for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "word " << i << " not multiplied";
   for (size_t i = 0; i < stored.size(); ++i) ASSERT_EQ(stored[i], 1) << "output " << i << " not stored";
 }

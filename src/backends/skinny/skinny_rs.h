@@ -122,21 +122,67 @@ struct RsStage {
   bool row_end = true;  // the stage holds the last chunk of its rows
 };
 
-constexpr RsStage rs_stage(const RsPlan& p, int rows, int s) {
+// Chunk `chunk` of row q where rows take several chunks, else stage q: rs_stage without its division.
+constexpr RsStage rs_stage_of(const RsPlan& p, int rows, int q, int chunk) {
   RsStage st;
   if (p.chunks > 1) {
-    st.row = s / p.chunks;
+    st.row = q;
     st.nrows = 1;
-    st.chunk = s - st.row * p.chunks;
+    st.chunk = chunk;
     st.word0 = st.chunk * p.chunk_words;
     st.words = p.kw - st.word0 < p.chunk_words ? p.kw - st.word0 : p.chunk_words;
     st.row_end = st.chunk == p.chunks - 1;
   } else {
-    st.row = s * p.rows;
+    st.row = q * p.rows;
     st.nrows = rows - st.row < p.rows ? rows - st.row : p.rows;
     st.words = p.kw;
   }
   return st;
+}
+
+constexpr RsStage rs_stage(const RsPlan& p, int rows, int s) {
+  return p.chunks > 1 ? rs_stage_of(p, rows, s / p.chunks, s % p.chunks) : rs_stage_of(p, rows, s, 0);
+}
+
+// The last stage of epilogue tile t: the one that holds the last chunk of its last row.
+constexpr int rs_tile_last_stage(const RsPlan& p, int rows, int t) {
+  const int end = (t + 1) * p.tile_rows < rows ? (t + 1) * p.tile_rows : rows;  // rows of tiles 0..t
+  return p.chunks > 1 ? end * p.chunks - 1 : (end + p.rows - 1) / p.rows - 1;
+}
+constexpr int rs_tiles(const RsPlan& p, int rows) { return (rows + p.tile_rows - 1) / p.tile_rows; }
+
+// Group g's own stages in order, without visiting the other groups' (the consumers' walk): the k-th is stage s, the
+// k-th of the group's sequence (rs_group_seq(s) == k), so its ring slot is k mod depth and its round k / depth.
+struct RsGroupCursor {
+  int k = 0;
+  int s = 0;
+  int q = 0;  // the stage's row (rows in several chunks), else s
+  RsStage st;
+};
+
+constexpr RsGroupCursor rs_group_cursor(const RsPlan& p, int rows, int g) {
+  RsGroupCursor c;
+  c.q = g;
+  c.s = p.chunks > 1 ? g * p.chunks : g;
+  c.st = rs_stage_of(p, rows, c.q, 0);
+  return c;
+}
+
+constexpr void rs_group_advance(const RsPlan& p, int rows, RsGroupCursor& c) {
+  ++c.k;
+  int chunk = 0;
+  if (p.chunks > 1) {
+    chunk = c.st.chunk + 1;
+    if (chunk == p.chunks) {
+      chunk = 0;
+      c.q += kRsGroups;
+    }
+    c.s = c.q * p.chunks + chunk;
+  } else {
+    c.q += kRsGroups;
+    c.s = c.q;
+  }
+  c.st = rs_stage_of(p, rows, c.q, chunk);
 }
 
 // Whether stage s ends an epilogue tile (TR is a multiple of R, and R = 1 where rows take several chunks), and which.

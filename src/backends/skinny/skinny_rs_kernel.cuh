@@ -135,12 +135,36 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   RsWarpPart wp = rs_warp_part(pl, pl.chunk_words, wg);
   ptx::mbar_wait(xbar, 0);
 
-  for (RsCursor c = rs_cursor(pl, rows); c.s < stages; rs_advance(pl, rows, c)) {
+  // Tile t's barrier and sum: each group comes here once per tile, in tile order, after its own stages of the tile
+  // (before its first stage past the tile's last, or after its last stage), so every part of the tile is in its slot
+  // after the barrier.
+  const int tiles = rs_tiles(pl, rows);
+  int t = 0, t_last = rs_tile_last_stage(pl, rows, 0);
+  auto finish_tile = [&] {
+    dev::rs_consumer_sync();
+    const int nr = rs_tile_rows(pl, rows, t);
+    if (tid < nr * m) {
+      const float* buf = slots + (t & 1) * slot_floats;
+      const int r = tid % nr, mm = tid / nr;
+      float v = buf[rs_slot(pl, MT, r, 0, mm)];
+      for (int q = 1; q < pl.parts; ++q) v += buf[rs_slot(pl, MT, r, q, mm)];
+      if (p.bias_kind) v += bias;
+      dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + r0 + t * pl.tile_rows + r, v);
+    }
+    bias = load_bias(t + 1);
+    // No second barrier: tile t + 1 writes the other buffer, and tile t + 2 (this one's) only after every thread has
+    // passed tile t + 1's barrier, i.e. after its reads above.
+    ++t;
+    t_last = t < tiles ? rs_tile_last_stage(pl, rows, t) : stages;
+  };
+
+  for (RsGroupCursor c = rs_group_cursor(pl, rows, group); c.s < stages; rs_group_advance(pl, rows, c)) {
+    while (t_last < c.s) finish_tile();  // tiles that ended at the other groups' stages
     const RsStage& st = c.st;
-    if (c.owner == group) {
+    {
       if (pl.chunks > 1) wp = rs_warp_part(pl, st.words, wg);
-      const int slot = slot_of(c);
-      ptx::mbar_wait(full0 + 8 * uint32_t(slot), uint32_t(round_of(c)) & 1u);
+      const int slot = group * SG + (c.k & (SG - 1));
+      ptx::mbar_wait(full0 + 8 * uint32_t(slot), uint32_t(c.k >> sgl) & 1u);
       // Plain loads from the shared arrays (not asm), so that the compiler may batch them; the full barrier's wait is
       // a memory clobber, so none moves above it.
       const uint4* const stage = reinterpret_cast<const uint4*>(smem_dyn + slot * kRsStageBytes);
@@ -175,8 +199,8 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
 #pragma unroll
             for (int mm = 0; mm < MT; ++mm) v[mm] += __shfl_xor_sync(0xffffffffu, v[mm], o);
           if (lane == 0) {
-            float* const buf = slots + (c.tile & 1) * slot_floats;
-            const int rt = st.row + r - c.tile_row0;
+            float* const buf = slots + (t & 1) * slot_floats;
+            const int rt = st.row + r - t * pl.tile_rows;
 #pragma unroll
             for (int mm = 0; mm < MT; ++mm)
               if (mm < m) buf[rs_slot(pl, MT, rt, wp.part, mm)] = v[mm];
@@ -188,22 +212,9 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
         if (lane == 0) ptx::mbar_arrive(empty0 + 8 * uint32_t(slot));
       }
     }
-    if (!c.tile_end) continue;
-    // Every group passes here after its own stages of the tile: every part of the tile is in its slot after the barrier.
-    dev::rs_consumer_sync();
-    const int nr = rs_tile_rows(pl, rows, c.tile);
-    if (tid < nr * m) {
-      const float* buf = slots + (c.tile & 1) * slot_floats;
-      const int r = tid % nr, mm = tid / nr;
-      float v = buf[rs_slot(pl, MT, r, 0, mm)];
-      for (int q = 1; q < pl.parts; ++q) v += buf[rs_slot(pl, MT, r, q, mm)];
-      if (p.bias_kind) v += bias;
-      dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + r0 + c.tile_row0 + r, v);
-    }
-    bias = load_bias(c.tile + 1);
-    // No second barrier: tile t + 1 writes the other buffer, and tile t + 2 (this one's) only after every thread has
-    // passed tile t + 1's barrier, i.e. after its reads above.
+    if (c.s == t_last) finish_tile();
   }
+  while (t < tiles) finish_tile();
 }
 
 }  // namespace tgemm::skinny
