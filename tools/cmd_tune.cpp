@@ -134,7 +134,8 @@ bench::TuneOptions parse_tune_options(Args& a) {
 
 // Hidden subcommand: tgemm tune --worker [the options of kTuneFlags and kTuneOptions].
 // Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout:
-// "begin <i> <kernel>",
+// "begin <i> <kernel>" (a candidate's first run alone; "-": the timing rounds, where no single kernel runs alone),
+// "alive <i>" (at most once a second during the timing rounds: the parent's watchdog counts any line as progress),
 // "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <final> <confirm_x> <pair_x> <note>",
 // "done <i>",
 // "error <i> <msg>".
@@ -163,8 +164,16 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
       return 2;
     }
     opt.skip = skip == "-" ? std::vector<std::string>{} : split(skip, ',');
+    auto last_alive = std::chrono::steady_clock::now();
+    opt.timing.heartbeat = [&] {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_alive < std::chrono::seconds(1)) return;
+      last_alive = now;
+      std::printf("alive %ld\n", i);
+    };
     std::vector<bench::CandidateResult> res;
-    Status s = bench::tune_shape(one[0], opt, stream, &res, [&](const std::string& k) { std::printf("begin %ld %s\n", i, k.c_str()); });
+    Status s = bench::tune_shape(one[0], opt, stream, &res,
+                                 [&](const std::string& k) { std::printf("begin %ld %s\n", i, k.empty() ? "-" : k.c_str()); });
     if (!s.ok()) {
       // A CUDA error poisons the context: report and exit; the parent restarts a worker past this candidate.
       std::printf("error %ld %s\n", i, one_line(s.to_string()).c_str());
@@ -438,6 +447,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
           ls >> tag >> gi;
           if (tag == "begin") {
             ls >> w.current_kernel;
+            if (w.current_kernel == "-") w.current_kernel.clear();  // the timing rounds: no kernel to blame alone
           } else if (tag == "cand") {
             bench::CandidateResult r;
             int ok = 0, fin = 0;

@@ -10,6 +10,7 @@
 // Then the skinny ws kernels' load path taken apart under PDL, one block per SM (docs/benchmarks.md runs 288-294):
 // plain loads in one block per SM, a TMA ring of 1D bulk copies (read_ring), the same ring fed by the ws kernels' 3D
 // tensor boxes with their work added piece by piece (read_ring_3d), and a GEMV that streams whole rows (gemv_ring).
+// Then the ws stage geometry fetched with one 1D bulk copy per row piece (read_ring_rows; session 35, run 307).
 // The _pct columns are against this probe's own in-graph 2 GB copy; docs/benchmarks.md rescales them to the decode
 // bench's copy ceiling (pct x copy_GBps of the 2048 row / that ceiling).
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/dev/stream_probe.cu -o stream_probe
@@ -188,6 +189,41 @@ __global__ void __launch_bounds__(ring::kThreads, 1) read_ring(const char* __res
   }
   unsigned acc = 0;
   r.consume(sh.steps, [&](int, int s) {
+    acc ^= reinterpret_cast<const uint4*>(buf + size_t(s) * kStageBytes)[threadIdx.x % (kStageBytes / 16)].x;
+  });
+  if (acc == 0x12345678u) out[blockIdx.x] = acc;
+}
+
+// The ring fed by 1D bulk copies of whole-row pieces, the ws kernels' stage geometry without a tensor map: a stage
+// is R rows x (16 KB / R) contiguous bytes of each, one copy per row, issued by one thread or by lanes 0..R-1 of the
+// producer warp. Block b takes W rows [32b, 32b + 32) of [rows][8 KB], each group of R rows in K order (a ws tile's).
+template <int kStages>
+__global__ void __launch_bounds__(ring::kThreads, 1) read_ring_rows(const char* __restrict__ w, int R, int warp_issue, unsigned* out) {
+  using namespace ring;
+  constexpr int kRowBytes = 8192, kBlockRows = 32;
+  extern __shared__ __align__(1024) unsigned char buf[];
+  __shared__ __align__(8) Ring<kStages> r;
+  const int C = kStageBytes / R, per_group = kRowBytes / C, steps = (kBlockRows / R) * per_group;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  r.start();
+  if (warp == kConsumerWarps) {
+    for (int i = 0; i < steps; ++i) {
+      const int s = i % kStages;
+      if (i >= kStages) wait(&r.empty[s], ((i / kStages) - 1) & 1);
+      const size_t row0 = size_t(blockIdx.x) * kBlockRows + (i / per_group) * R, c0 = size_t(i % per_group) * C;
+      unsigned char* slot = buf + size_t(s) * kStageBytes;
+      if (lane == 0) expect(&r.full[s], kStageBytes);
+      __syncwarp();
+      if (warp_issue) {
+        if (lane < R) bulk(slot + lane * C, w + (row0 + lane) * kRowBytes + c0, C, &r.full[s]);
+      } else if (lane == 0) {
+        for (int q = 0; q < R; ++q) bulk(slot + q * C, w + (row0 + q) * kRowBytes + c0, C, &r.full[s]);
+      }
+    }
+    return;
+  }
+  unsigned acc = 0;
+  r.consume(steps, [&](int, int s) {
     acc ^= reinterpret_cast<const uint4*>(buf + size_t(s) * kStageBytes)[threadIdx.x % (kStageBytes / 16)].x;
   });
   if (acc == 0x12345678u) out[blockIdx.x] = acc;
@@ -398,7 +434,8 @@ int main() {
               "pdl_wait_pct,pdl_prefetch_pct,pdl_read_first_pct,sm1_strided_pct,sm1_contig132_pct,sm1_contig128_pct,"
               "sm1_contig128_64k_pct,ring4_128_pct,ring8_128_pct,ring4_132_pct,tma3d_u4r32_pct,tma3d_u8r16_pct,"
               "tma3d_u16r8_pct,tma3d_u64r2_pct,tma3d_u4r32_store_pct,tma3d_u16r8_store_pct,"
-              "u4r32_store_x_pct,u4r32_store_x_mma_pct,u4r32_all_pct,u16r8_all_pct,gemv_ring_128_pct,gemv_ring_132_pct\n");
+              "u4r32_store_x_pct,u4r32_store_x_mma_pct,u4r32_all_pct,u16r8_all_pct,gemv_ring_128_pct,gemv_ring_132_pct,"
+              "rows1d_r8_pct,rows1d_r16_pct,rows1d_r32_pct,rows1d_r16_warp_pct,rows1d_r32_warp_pct\n");
   for (size_t bytes : {size_t(2) << 30, size_t(16) << 20, size_t(21) << 20, size_t(28) << 20, size_t(32) << 20,
                        size_t(48) << 20, size_t(56) << 20, size_t(64) << 20, size_t(112) << 20, size_t(136) << 20,
                        size_t(224) << 20, size_t(272) << 20}) {
@@ -459,6 +496,14 @@ int main() {
       }, launches, s);
     };
     const float g1 = gemv_us(128), g2 = gemv_us(sms);
+    auto rows_us = [&](int R, int warp_issue) {
+      return graph_us([&](int i, cudaStream_t st) {
+        launch(read_ring_rows<4>, blocks3, ring::kThreads, kSoloSmem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes),
+               R, warp_issue, out);
+      }, launches, s);
+    };
+    const float q1 = fits3 ? rows_us(8, 0) : 1e9f, q2 = fits3 ? rows_us(16, 0) : 1e9f, q3 = fits3 ? rows_us(32, 0) : 1e9f,
+                q4 = fits3 ? rows_us(16, 1) : 1e9f, q5 = fits3 ? rows_us(32, 1) : 1e9f;
     const float cp = graph_us([&](int i, cudaStream_t st) {
       cudaMemcpyAsync(dst + size_t(i % sets) * (bytes / 2), src + size_t(i % sets) * (bytes / 2), bytes / 2,
                       cudaMemcpyDeviceToDevice, st);
@@ -467,9 +512,10 @@ int main() {
     const double rgb = bytes / (rd * 1e-6) / 1e9, cgb = bytes / (cp * 1e-6) / 1e9;
     if (ref == 0) ref = cgb;  // the 2 GB copy (read + write), as `tgemm bench`'s ceiling
     auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / ref; };
-    std::printf("%.0f,%.2f,%.0f,%.1f,%.2f,%.0f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n",
+    std::printf("%.0f,%.2f,%.0f,%.1f,%.2f,%.0f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n",
                 bytes / mb, rd, rgb, 100 * rgb / ref, cp, cgb, 100 * cgb / ref, pct(pw), pct(pp), pct(pr), pct(b1), pct(b2),
-                pct(b3), pct(b4), pct(r4), pct(r8), pct(r4b), pct(t1), pct(t2), pct(t3), pct(t4), pct(t5), pct(t6), pct(t7), pct(t8), pct(t9), pct(t10), pct(g1), pct(g2));
+                pct(b3), pct(b4), pct(r4), pct(r8), pct(r4b), pct(t1), pct(t2), pct(t3), pct(t4), pct(t5), pct(t6), pct(t7), pct(t8), pct(t9), pct(t10), pct(g1), pct(g2), pct(q1),
+                pct(q2), pct(q3), pct(q4), pct(q5));
   }
   return 0;
 }

@@ -23,10 +23,11 @@ Status cuda_status(cudaError_t e, const std::string& what) {
 // Rounds of samples, interleaved: enqueue(j, round) puts candidate j's sample on the stream; each sample is
 // bracketed by its own events. us[j][round] is the sample's time, or -1 where it did not run.
 // `before(j, round)`, if given, is enqueued ahead of the sample's first event (sustained mode's untimed replays).
-// `shuffle`: each round in its own order (TimingOptions::shuffle).
+// `shuffle`: each round in its own order (TimingOptions::shuffle). `heartbeat`, if given, after each round's enqueue.
 Status time_rounds(size_t n, int rounds, bool shuffle, const std::function<Status(size_t, int)>& enqueue,
                    cudaStream_t stream, std::vector<bool>* alive, std::vector<Timing>* out,
-                   std::vector<std::vector<double>>* us, const std::function<Status(size_t, int)>& before = {}) {
+                   std::vector<std::vector<double>>* us, const std::function<void()>& heartbeat,
+                   const std::function<Status(size_t, int)>& before = {}) {
   std::vector<cudaEvent_t> ev(2 * n * size_t(rounds));
   for (auto& e : ev) cudaEventCreate(&e);
   us->assign(n, std::vector<double>(size_t(rounds), -1));
@@ -52,6 +53,7 @@ Status time_rounds(size_t n, int rounds, bool shuffle, const std::function<Statu
       if (!s.ok()) (*alive)[j] = false, (*out)[j].status = s;
       else ran[j][size_t(i)] = true;
     }
+    if (heartbeat) heartbeat();
   }
   cudaError_t e = cudaStreamSynchronize(stream);
   if (e == cudaSuccess)
@@ -189,10 +191,12 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
   long long seq = 0;
   auto plain = [&](size_t j, int) { return launches[j](int(seq++ % rotations), stream); };
   // Warm-up: module load, heuristics, workspace growth stay out of the numbers (and out of any graph).
-  for (int w = 0; w < opt.warmup; ++w)
+  for (int w = 0; w < opt.warmup; ++w) {
     for (size_t j = 0; j < n; ++j)
       if (alive[j])
         if (Status s = plain(j, w); !s.ok()) alive[j] = false, (*out)[j].status = s;
+    if (opt.heartbeat) opt.heartbeat();
+  }
   if (Status s = cuda_status(cudaStreamSynchronize(stream), "warm-up"); !s.ok()) return s;
 
   const int iters = std::max(opt.iters, 1);
@@ -201,12 +205,12 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
   std::vector<cudaGraphExec_t> exec(n, nullptr);
   Status st = Status::Ok();
   if (opt.mode == TimingMode::plain) {
-    st = time_rounds(n, iters, opt.shuffle, plain, stream, &alive, out, &us);
+    st = time_rounds(n, iters, opt.shuffle, plain, stream, &alive, out, &us, opt.heartbeat);
   } else {
     // Graph length from a plain estimate; a multiple of `rotations`, so every operand set is read once per
     // cycle and the graph after this one starts on a set the last `rotations - 1` launches did not touch.
     std::vector<std::vector<double>> est;
-    st = time_rounds(n, 2, false, plain, stream, &alive, out, &est);
+    st = time_rounds(n, 2, false, plain, stream, &alive, out, &est, opt.heartbeat);
     auto est_us = [&](size_t j) { return std::max(0.5, std::min(est[j][0] > 0 ? est[j][0] : 1e9, est[j][1] > 0 ? est[j][1] : 1e9)); };
     for (size_t j = 0; j < n && st.ok(); ++j) {
       if (!alive[j]) continue;
@@ -220,6 +224,7 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
       }
       (*out)[j].launches_per_sample = length[j];
       st = cuda_status(cudaGraphLaunch(exec[j], stream), "graph warm-up");  // uploads the graph
+      if (opt.heartbeat) opt.heartbeat();
     }
     if (st.ok()) st = cuda_status(cudaStreamSynchronize(stream), "graph warm-up");
     // Sustained: per sample, replays for 3/4 of sustain_ms untimed, then the timed ones for the last quarter.
@@ -237,7 +242,7 @@ Status time_interleaved(const std::vector<Launch>& launches, int rotations, cons
     };
     if (st.ok())
       st = time_rounds(n, iters, opt.shuffle, [&](size_t j, int) { return replay(j, timed_reps[j]); }, stream, &alive, out, &us,
-                       [&](size_t j, int) { return replay(j, warm_reps[j]); });
+                       opt.heartbeat, [&](size_t j, int) { return replay(j, warm_reps[j]); });
     for (cudaGraphExec_t g : exec)
       if (g) cudaGraphExecDestroy(g);
     if (st.ok())

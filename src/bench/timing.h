@@ -40,6 +40,12 @@ struct TimingOptions {
   // wherever it times more than cuBLASLt and the pick (or with --shuffle-order); its 2-way comparison keeps DESIGN.md's
   // A B A B, where each of the two always follows the other.
   bool shuffle = false;
+  // Called on the host after each round of samples is enqueued, each warm-up round and each graph capture: a sign of
+  // life for the tuner's watchdog (cmd_tune.cpp). The stream queue fills within a few rounds, so rounds enqueue at
+  // the GPU's pace and a hung kernel stops the calls. Without it a round of ~100 candidates of 8.5 ms each (seed M =
+  // 340000) printed nothing for more than the 30 s timeout, and the watchdog blamed the last candidate checked before
+  // the timing: runs 295 and 306 "hung" 13 and 16 kernels that run in 8.6 ms alone (run 308).
+  std::function<void()> heartbeat = {};
 };
 
 const char* timing_mode_name(TimingMode m);

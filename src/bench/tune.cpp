@@ -97,6 +97,8 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
     r.ok = r.note.empty();
     out->push_back(r);
   }
+  // From here on no single candidate runs alone: a hang in the rounds below is not the last checked kernel's.
+  if (on_begin) on_begin("");
   // A candidate's result row: step 1 wrote one per candidate, in the order of `cands`.
   auto result_of = [&](const Plan* pl) -> CandidateResult* { return &(*out)[size_t(pl - cands.data())]; };
   // 2. The passing candidates timed interleaved, so clock drift hits them alike.

@@ -82,7 +82,8 @@ std::vector<size_t> choose_finalists(const std::vector<const CandidateResult*>& 
                                      const std::string& default_kernel);
 
 // `on_begin(kernel)` is called before each candidate first runs (a worker prints it, so a parent that sees
-// the worker die knows which candidate did it).
+// the worker die knows which candidate did it), and with "" before the timing rounds, where a hang is no single
+// candidate's. `opt.timing.heartbeat`, if set, is called as the timing rounds progress.
 Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, std::vector<CandidateResult>* out,
                   const std::function<void(const std::string&)>& on_begin = {});
 

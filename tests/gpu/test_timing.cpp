@@ -157,6 +157,44 @@ TEST(Timing, AFailingCandidateIsReportedAndTheOthersTimed) {
   cudaStreamDestroy(s);
 }
 
+// TimingOptions::heartbeat: once per warm-up round and per timed round in plain mode; in graph mode also per round of
+// the length estimate (2) and per captured graph. The tuner's watchdog counts these as progress (cmd_tune.cpp).
+TEST(Timing, HeartbeatAfterEveryRound) {
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreate(&s));
+  Recorder a(1 << 20), b(1 << 20);
+  for (bench::TimingMode mode : {bench::TimingMode::plain, bench::TimingMode::graph}) {
+    int beats = 0;
+    bench::TimingOptions opt{3, 5, mode};
+    opt.heartbeat = [&] { ++beats; };
+    std::vector<bench::Timing> t;
+    TGEMM_OK(bench::time_interleaved({a.launch(), b.launch()}, 2, opt, s, &t));
+    EXPECT_TRUE(t[0].ok && t[1].ok);
+    EXPECT_EQ(beats, mode == bench::TimingMode::plain ? 3 + 5 : 3 + 2 + 2 + 5) << bench::timing_mode_name(mode);
+  }
+  cudaStreamDestroy(s);
+}
+
+// tune_shape names each candidate before its first run alone, then "" once before the timing rounds (a hang there is
+// no single kernel's: runs 295 and 306 blamed the last checked one), and its timing rounds beat the heartbeat.
+TEST(Tune, BeginNamesEachCandidateThenMarksTheTimingRounds) {
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreate(&s));
+  bench::TuneOptions opt;
+  opt.backends = {Backend::skinny, Backend::cublaslt};
+  opt.timing = {2, 4, bench::TimingMode::plain};
+  int beats = 0;
+  opt.timing.heartbeat = [&] { ++beats; };
+  std::vector<std::string> begun;
+  std::vector<bench::CandidateResult> res;
+  TGEMM_OK(bench::tune_shape(Shape{8, 3584, 3584}, opt, s, &res, [&](const std::string& k) { begun.push_back(k); }));
+  ASSERT_EQ(begun.size(), res.size() + 1);
+  for (size_t i = 0; i < res.size(); ++i) EXPECT_EQ(begun[i], res[i].kernel);
+  EXPECT_EQ(begun.back(), "");
+  EXPECT_GE(beats, opt.timing.warmup + opt.timing.iters);
+  cudaStreamDestroy(s);
+}
+
 // The tuner's confirm round (TuneOptions::confirm): only a pick other than cuBLASLt's default is timed again against
 // it, and the table row follows that round's verdict. 8 x 3584 x 3584: the skinny kernels lead cuBLASLt by ~25%
 // there (docs/decode_report.md), so the pick is almost always one of them; the checks hold whichever wins.
