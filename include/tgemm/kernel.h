@@ -114,15 +114,15 @@ class Kernel {
   // Same bits on every run of the same problem (no order-dependent atomics).
   virtual bool deterministic() const { return true; }
   // An algorithm fixed when a shape was tuned, whose limits nobody declares: only its vendor's check on the real
-  // problem vouches for it, and that check passed for a configured cuBLASLt algorithm that then hung at M = 340000
-  // (no progress for 120 s under the tuner; docs/benchmarks.md, run 286). The dispatcher does not take such a
-  // kernel from a table row tuned at a smaller M than the problem's (the seed incident's mapping: every M > 8192
-  // with N > 4096 pads to a row at M = 8192).
+  // problem vouches for it, and it has been run only at the shape it was tuned at. The dispatcher does not take such
+  // a kernel from a table row tuned at a smaller M than the problem's (the seed incident's mapping: every M > 8192
+  // with N > 4096 pads to a row at M = 8192). Written after run 286's apparent hang of one at M = 340000, which run
+  // 309 showed to be the tuner's watchdog (TimingOptions::heartbeat); the rule stands on the missing limits alone.
   virtual bool tuned_shape_only() const { return false; }
   // The kernels that share this one's fate on a problem: where it faults or hangs, so do they, and the tuner drops them
   // all on that shape. Every kernel is its own family, except a configured cuBLASLt algorithm's cluster shapes (the
-  // name up to "_cl"): at M = 340000 all cluster shapes of t209 ... c7, t421 ... c7 and t465 ... c5 hung, 13 in all, each
-  // found by a 30 s timeout and a restart of the shape (docs/benchmarks.md, run 295).
+  // name up to "_cl"), which share the tile and the kernel code. (Run 295's 13 "hangs" at M = 340000, the reason
+  // for this, were the tuner's watchdog misreading a long timing round; docs/benchmarks.md, session 35.)
   virtual std::string fault_family() const { return name(); }
   virtual Verdict can_implement(const Problem& p) const { return check_limits(limits(), p); }
   virtual size_t workspace_bytes(const Problem&) const { return 0; }

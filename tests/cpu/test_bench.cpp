@@ -148,8 +148,8 @@ TEST(RoundOrder, EachCandidateFollowsEachOtherEquallyOften) {
   for (size_t c = 1; c < 4; ++c) EXPECT_EQ(before_first[c], 10) << c;
 }
 
-// After a configured cuBLASLt algorithm hangs, the tuner drops its other cluster shapes on that shape (run 295: 13 of
-// them hung one after another, each a 30 s timeout); other kernels, and the same tile with another custom option, stay.
+// After a configured cuBLASLt algorithm hangs, the tuner drops its other cluster shapes on that shape (each hang costs
+// a timeout and a restart of the shape); other kernels, and the same tile with another custom option, stay.
 TEST(Tune, SkipDropsTheHungKernelsFamily) {
   const Registry& r = Registry::get();
   const Kernel* hung = r.find("cublaslt_a66_t209_s35_k1_r0_w0_c7_i0_cl2");

@@ -149,9 +149,9 @@ TEST(Plan, TableRowIsTheFirstCandidateAndLimitsAreCheckedOnTheRealProblem) {
 }
 
 TEST(Plan, ConfiguredVendorAlgorithmIsNotTakenFromARowTunedAtSmallerM) {
-  // A configured cuBLASLt algorithm is vouched for only by cuBLASLt's check, which passed for one that then hung at
-  // M = 340000 (run 286). Through the seed incident's mapping (padded M level 1 = 8192) it must not reach a larger
-  // problem; at its own M it stays the table's candidate.
+  // A configured cuBLASLt algorithm is vouched for only by cuBLASLt's check and has run only at its tuned shape.
+  // Through the seed incident's mapping (padded M level 1 = 8192) it must not reach a larger problem; at its own M it
+  // stays the table's candidate.
   const std::string configured = "cublaslt_a66_t29_s35_k1_r0_w0_c3_i0_cl5";
   const Kernel* k = Registry::get().find(configured);
   ASSERT_NE(k, nullptr);
