@@ -41,16 +41,10 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  return s.empty() ? "-" : s;
-}
-
 // The profile's note on a candidate (no commas: the profile is CSV): why it failed, else its pairwise and confirm
 // rounds' figures where they ran.
 std::string profile_note(const bench::CandidateResult& r) {
-  if (!r.note.empty()) return one_line(r.note);
+  if (!r.note.empty()) return bench::one_line(r.note);
   std::string out;
   char b[96];
   if (r.pair_x > 0) {
@@ -133,18 +127,14 @@ bench::TuneOptions parse_tune_options(Args& a) {
 }  // namespace
 
 // Hidden subcommand: tgemm tune --worker [the options of kTuneFlags and kTuneOptions].
-// Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout:
-// "begin <i> <kernel>" (a candidate's first run alone; "-": the timing rounds, where no single kernel runs alone),
-// "alive <i>" (at most once a second during the timing rounds: the parent's watchdog counts any line as progress),
-// "cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <final> <confirm_x> <pair_x> <note>",
-// "done <i>",
-// "error <i> <msg>".
+// Reads "tune <i> <skip,list|-> <shape csv>" lines on stdin, one shape at a time, and answers on stdout with the
+// lines of bench::WorkerLine (bench/tune.h).
 int cmd_tune_worker(const std::vector<std::string>& argv) {
   Args a(argv, kTuneFlags, kTuneOptions);
   bench::TuneOptions opt = parse_tune_options(a);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (!a.ok()) {
-    std::printf("error -1 %s\n", one_line(a.error()).c_str());
+    std::printf("error -1 %s\n", bench::one_line(a.error()).c_str());
     return 2;
   }
   cudaStream_t stream;
@@ -160,7 +150,7 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
     ls >> tag >> i >> skip >> csv;
     std::vector<Shape> one;
     if (tag != "tune" || !parse_shapes(std::string(shapes_header()) + "\n" + csv + "\n", "stdin", &one).ok() || one.size() != 1) {
-      std::printf("error %ld bad request '%s'\n", i, one_line(line).c_str());
+      std::printf("error %ld bad request '%s'\n", i, bench::one_line(line).c_str());
       return 2;
     }
     opt.skip = skip == "-" ? std::vector<std::string>{} : split(skip, ',');
@@ -173,15 +163,13 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
     };
     std::vector<bench::CandidateResult> res;
     Status s = bench::tune_shape(one[0], opt, stream, &res,
-                                 [&](const std::string& k) { std::printf("begin %ld %s\n", i, k.empty() ? "-" : k.c_str()); });
+                                 [&](const std::string& k) { std::printf("%s\n", bench::worker_begin_line(i, k).c_str()); });
     if (!s.ok()) {
       // A CUDA error poisons the context: report and exit; the parent restarts a worker past this candidate.
-      std::printf("error %ld %s\n", i, one_line(s.to_string()).c_str());
+      std::printf("error %ld %s\n", i, bench::one_line(s.to_string()).c_str());
       return 3;
     }
-    for (const auto& r : res)
-      std::printf("cand %ld %s %d %.4f %.6f %.3e %.3e %d %d %.5f %.5f %s\n", i, r.kernel.c_str(), r.ok ? 1 : 0, r.us, r.err_ratio,
-                  r.rel_l2, r.max_rel, r.pieces, r.finalist ? 1 : 0, r.confirm_x, r.pair_x, one_line(r.note).c_str());
+    for (const auto& r : res) std::printf("%s\n", bench::worker_cand_line(i, r).c_str());
     std::printf("done %ld\n", i);
   }
   return 0;
@@ -439,33 +427,20 @@ int cmd_tune(const std::vector<std::string>& argv) {
         w.buf.append(chunk, size_t(got));
         size_t nl;
         while ((nl = w.buf.find('\n')) != std::string::npos) {
-          std::string line = w.buf.substr(0, nl);
+          const bench::WorkerLine wl = bench::parse_worker_line(w.buf.substr(0, nl));
           w.buf.erase(0, nl + 1);
-          std::istringstream ls(line);
-          std::string tag;
-          long gi = -1;
-          ls >> tag >> gi;
-          if (tag == "begin") {
-            ls >> w.current_kernel;
-            if (w.current_kernel == "-") w.current_kernel.clear();  // the timing rounds: no kernel to blame alone
-          } else if (tag == "cand") {
-            bench::CandidateResult r;
-            int ok = 0, fin = 0;
-            ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2 >> r.max_rel >> r.pieces >> fin >> r.confirm_x >> r.pair_x;
-            r.finalist = fin != 0;
-            std::getline(ls, r.note);
-            r.note.erase(0, r.note.find_first_not_of(' '));
-            if (r.note == "-") r.note.clear();  // one_line's mark of an empty note
-            r.ok = ok != 0;
+          using Tag = bench::WorkerLine::Tag;
+          if (wl.tag == Tag::begin) {
+            w.current_kernel = wl.kernel;  // "" in the timing rounds: a hang there is no single kernel's
+          } else if (wl.tag == Tag::cand) {
+            bench::CandidateResult r = wl.cand;
             if (const Kernel* k = find_kernel(r.kernel)) r.backend = k->backend();
             w.results.push_back(r);
-          } else if (tag == "done" && gi == w.current) {
+          } else if (wl.tag == Tag::done && wl.shape == w.current) {
             finish_shape(w);
             feed(w);
-          } else if (tag == "error") {
-            std::string msg;
-            std::getline(ls, msg);
-            restart_after_failure(w, msg);
+          } else if (wl.tag == Tag::error) {
+            restart_after_failure(w, wl.message);
             break;
           }
         }

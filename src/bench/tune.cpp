@@ -1,7 +1,9 @@
 #include "bench/tune.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <sstream>
 
 #include "bench/problem_bench.h"
 #include "registry/registry.h"
@@ -19,6 +21,57 @@ int default_index(const std::vector<CandidateResult>& results, const std::string
   return -1;
 }
 }  // namespace
+
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return s.empty() ? "-" : s;
+}
+
+std::string worker_begin_line(long shape, const std::string& kernel) {
+  return "begin " + std::to_string(shape) + " " + (kernel.empty() ? "-" : kernel);
+}
+
+std::string worker_cand_line(long shape, const CandidateResult& r) {
+  char b[256];
+  std::snprintf(b, sizeof b, "cand %ld %s %d %.4f %.6f %.3e %.3e %d %d %.5f %.5f ", shape, r.kernel.c_str(), r.ok ? 1 : 0, r.us,
+                r.err_ratio, r.rel_l2, r.max_rel, r.pieces, r.finalist ? 1 : 0, r.confirm_x, r.pair_x);
+  return b + one_line(r.note);
+}
+
+WorkerLine parse_worker_line(const std::string& line) {
+  WorkerLine w;
+  std::istringstream ls(line);
+  std::string tag;
+  if (!(ls >> tag >> w.shape)) return w;
+  auto rest = [&] {
+    std::string s;
+    std::getline(ls, s);
+    s.erase(0, std::min(s.size(), s.find_first_not_of(' ')));
+    return s == "-" ? std::string() : s;
+  };
+  if (tag == "begin") {
+    w.tag = WorkerLine::Tag::begin;
+    ls >> w.kernel;
+    if (w.kernel == "-") w.kernel.clear();
+  } else if (tag == "alive") {
+    w.tag = WorkerLine::Tag::alive;
+  } else if (tag == "cand") {
+    CandidateResult& r = w.cand;
+    int ok = 0, fin = 0;
+    if (!(ls >> r.kernel >> ok >> r.us >> r.err_ratio >> r.rel_l2 >> r.max_rel >> r.pieces >> fin >> r.confirm_x >> r.pair_x)) return w;
+    r.ok = ok != 0;
+    r.finalist = fin != 0;
+    r.note = rest();
+    w.tag = WorkerLine::Tag::cand;
+  } else if (tag == "done") {
+    w.tag = WorkerLine::Tag::done;
+  } else if (tag == "error") {
+    w.tag = WorkerLine::Tag::error;
+    w.message = rest();
+  }
+  return w;
+}
 
 std::vector<const Kernel*> drop_skipped(const std::vector<const Kernel*>& kernels, const std::vector<std::string>& skip) {
   std::vector<std::string> families;

@@ -64,6 +64,26 @@ struct CandidateResult {
   std::string note;       // why not ok
 };
 
+// The tune worker's answers to its parent (`tgemm tune --worker`, tools/cmd_tune.cpp), one line each:
+//   begin <i> <kernel>   before a candidate's first run alone; "-": the timing rounds, where no kernel runs alone
+//   alive <i>            during the timing rounds, at most once a second (TimingOptions::heartbeat)
+//   cand <i> <kernel> <ok> <us> <err_ratio> <rel_l2> <max_rel> <pieces> <final> <confirm_x> <pair_x> <note>
+//   done <i>
+//   error <i> <message>
+// The parent's watchdog counts any line as progress, and blames a silence on the last "begin"'s kernel, if any.
+struct WorkerLine {
+  enum class Tag { begin, alive, cand, done, error, unknown };
+  Tag tag = Tag::unknown;
+  long shape = -1;
+  std::string kernel;    // begin: the candidate; "" for the timing rounds
+  CandidateResult cand;  // cand (its backend is not on the line)
+  std::string message;   // error
+};
+std::string one_line(std::string s);  // line breaks and tabs to spaces, "-" for an empty text: a line's last field
+std::string worker_begin_line(long shape, const std::string& kernel);  // kernel "": the timing rounds
+std::string worker_cand_line(long shape, const CandidateResult& r);
+WorkerLine parse_worker_line(const std::string& line);
+
 // `kernels` without those whose fault_family() is that of a kernel named in `skip` (kernels known to fault or hang on
 // the shape), in their order. A name in `skip` that is none of `kernels` drops only itself.
 std::vector<const Kernel*> drop_skipped(const std::vector<const Kernel*>& kernels, const std::vector<std::string>& skip);

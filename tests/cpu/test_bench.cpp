@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "bench/problem_bench.h"
@@ -146,6 +147,57 @@ TEST(RoundOrder, EachCandidateFollowsEachOtherEquallyOften) {
   }
   for (size_t c = 1; c < 4; ++c) EXPECT_EQ(after_first[c], 10) << c;
   for (size_t c = 1; c < 4; ++c) EXPECT_EQ(before_first[c], 10) << c;
+}
+
+// The tune worker's lines (bench::WorkerLine): what the parent reads is what the worker wrote, and "begin <i> -" marks
+// the timing rounds, where the watchdog must not blame the last candidate checked (runs 286, 295 and 306 did).
+TEST(Tune, WorkerLinesReadBackAsWritten) {
+  using Tag = bench::WorkerLine::Tag;
+  bench::WorkerLine w = bench::parse_worker_line(bench::worker_begin_line(7, "sm90_bf16_128x256x64_s4_c2x1_i64"));
+  EXPECT_EQ(w.tag, Tag::begin);
+  EXPECT_EQ(w.shape, 7);
+  EXPECT_EQ(w.kernel, "sm90_bf16_128x256x64_s4_c2x1_i64");
+  w = bench::parse_worker_line(bench::worker_begin_line(7, ""));
+  EXPECT_EQ(w.tag, Tag::begin);
+  EXPECT_EQ(w.kernel, "");
+  w = bench::parse_worker_line("alive 3");
+  EXPECT_EQ(w.tag, Tag::alive);
+  EXPECT_EQ(w.shape, 3);
+
+  bench::CandidateResult r;
+  r.kernel = "cublaslt_a66_t209_s35_k1_r0_w0_c7_i0_cl2";
+  r.ok = true;
+  r.us = 8838.8;
+  r.err_ratio = 0;
+  r.rel_l2 = 1.656e-3;
+  r.max_rel = 3.882e-3;
+  r.pieces = 3;
+  r.finalist = true;
+  r.confirm_x = 1.0912;
+  r.pair_x = 0.9359;
+  for (const std::string note : {"", "err_ratio 0.2 > 0.05\nsecond line"}) {
+    r.note = note;
+    w = bench::parse_worker_line(bench::worker_cand_line(12, r));
+    ASSERT_EQ(w.tag, Tag::cand) << note;
+    EXPECT_EQ(w.shape, 12);
+    EXPECT_EQ(w.cand.kernel, r.kernel);
+    EXPECT_TRUE(w.cand.ok);
+    EXPECT_NEAR(w.cand.us, r.us, 1e-4);
+    EXPECT_NEAR(w.cand.rel_l2, r.rel_l2, 1e-6);
+    EXPECT_NEAR(w.cand.max_rel, r.max_rel, 1e-6);
+    EXPECT_EQ(w.cand.pieces, 3);
+    EXPECT_TRUE(w.cand.finalist);
+    EXPECT_NEAR(w.cand.confirm_x, r.confirm_x, 1e-5);
+    EXPECT_NEAR(w.cand.pair_x, r.pair_x, 1e-5);
+    EXPECT_EQ(w.cand.note, note.empty() ? "" : "err_ratio 0.2 > 0.05 second line");
+  }
+  w = bench::parse_worker_line("error 4 " + bench::one_line("cublaslt_h5 faulted: an illegal\naddress"));
+  EXPECT_EQ(w.tag, Tag::error);
+  EXPECT_EQ(w.message, "cublaslt_h5 faulted: an illegal address");
+  EXPECT_EQ(bench::parse_worker_line("done 4").tag, Tag::done);
+  EXPECT_EQ(bench::parse_worker_line("cand 4 truncated 1").tag, Tag::unknown);
+  EXPECT_EQ(bench::parse_worker_line("").tag, Tag::unknown);
+  EXPECT_EQ(bench::parse_worker_line("tune: progress 3").tag, Tag::unknown);
 }
 
 // After a configured cuBLASLt algorithm hangs, the tuner drops its other cluster shapes on that shape (each hang costs
