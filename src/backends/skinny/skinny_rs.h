@@ -233,9 +233,10 @@ constexpr int rs_max_slot_floats(int mt) { return kRsOutputsPerTile / mt * kRsSt
 constexpr int64_t rs_smem_bytes(const RsPlan& p, int mt, int m, int group_stages_log2 = kRsGroupStagesLog2) {
   return (int64_t(kRsGroups) << group_stages_log2) * kRsStageBytes + int64_t(m) * p.kw * 16 + 2 * int64_t(rs_slot_floats(p, mt)) * 4;
 }
-// The walk of a block's stages in order, one step at a time (no divisions; the kernel's producer and consumers use it,
-// the CPU tests check it against the closed forms above): the stage, the group that multiplies it and its place in
-// that group's sequence, and its epilogue tile.
+// The walk of a block's stages in order, one step at a time (no divisions; the kernel's producer uses it, the CPU
+// tests check it against the closed forms above): the stage, the group that multiplies it and its place in that
+// group's sequence, and its epilogue tile (which nothing in the kernel reads since the consumers walk their own
+// group's stages, RsGroupCursor; scripts/dev/patches/rs_cursor_dead_tile.patch drops it).
 struct RsCursor {
   int s = 0;
   RsStage st;
