@@ -235,38 +235,29 @@ constexpr int64_t rs_smem_bytes(const RsPlan& p, int mt, int m, int group_stages
 }
 // The walk of a block's stages in order, one step at a time (no divisions; the kernel's producer uses it, the CPU
 // tests check it against the closed forms above): the stage, the group that multiplies it and its place in that
-// group's sequence, and its epilogue tile (which nothing in the kernel reads since the consumers walk their own
-// group's stages, RsGroupCursor; scripts/dev/patches/rs_cursor_dead_tile.patch drops it).
+// group's sequence. The consumers walk their own group's stages (RsGroupCursor) and find tile ends by
+// rs_tile_last_stage.
 struct RsCursor {
   int s = 0;
   RsStage st;
-  int owner = 0;      // rs_owner
-  int seq = 0;        // rs_group_seq
-  int tile = 0;       // the epilogue tile of the stage's rows
-  int tile_row0 = 0;  // its first row
-  bool tile_end = false;  // rs_tile_end
-  int q = 0;  // the stage's row (rows in several chunks), else s: owner and seq follow from q and the chunk
+  int owner = 0;  // rs_owner
+  int seq = 0;    // rs_group_seq
+  int q = 0;      // the stage's row (rows in several chunks), else s: owner and seq follow from q and the chunk
 };
 
-constexpr void rs_cursor_finish(const RsPlan& p, int rows, RsCursor& c) {
+constexpr void rs_cursor_finish(const RsPlan& p, RsCursor& c) {
   c.owner = c.q & (kRsGroups - 1);
   c.seq = p.chunks > 1 ? (c.q >> kRsGroupsLog2) * p.chunks + c.st.chunk : c.q >> kRsGroupsLog2;
-  const int done = c.st.row + c.st.nrows;
-  c.tile_end = c.st.row_end && (done == c.tile_row0 + p.tile_rows || done == rows);
 }
 
 constexpr RsCursor rs_cursor(const RsPlan& p, int rows) {
   RsCursor c;
   c.st = rs_stage(p, rows, 0);
-  rs_cursor_finish(p, rows, c);
+  rs_cursor_finish(p, c);
   return c;
 }
 
 constexpr void rs_advance(const RsPlan& p, int rows, RsCursor& c) {
-  if (c.tile_end) {
-    ++c.tile;
-    c.tile_row0 += p.tile_rows;
-  }
   ++c.s;
   if (p.chunks > 1) {
     if (++c.st.chunk == p.chunks) {
@@ -282,7 +273,7 @@ constexpr void rs_advance(const RsPlan& p, int rows, RsCursor& c) {
     c.st.nrows = rows - c.st.row < p.rows ? rows - c.st.row : p.rows;
     ++c.q;
   }
-  rs_cursor_finish(p, rows, c);
+  rs_cursor_finish(p, c);
 }
 
 constexpr int64_t rs_max_smem_bytes(int mt) {
