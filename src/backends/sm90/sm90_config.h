@@ -117,6 +117,11 @@ struct Traits {
   // (128 accumulators); the storers need more than the usual 40 to keep four 16-byte chunks in flight.
   static constexpr uint32_t kProducerRegs = 56;
   static constexpr uint32_t kConsumerRegs = 224;
+  // setmaxnreg.inc waits until the CTA's pool has the registers, and the pool is what the launch gave: 168 per thread
+  // under __launch_bounds__(384, 1). A budget above it hangs the consumers (run 313: a 128x192 ping-pong at 240 + 32).
+  static constexpr uint32_t kLaunchRegs = (65536 / kThreads) & ~7u;
+  static_assert(kConsumerRegs * 128 * kConsumerWGs + kProducerRegs * 128 <= kLaunchRegs * kThreads,
+                "setmaxnreg budget over the launch's registers");
 
   // ---- shared memory layout (offsets from a 1024-byte aligned base) ----
   static constexpr int kABytes = BM * kBK * 2;  // one stage of X
