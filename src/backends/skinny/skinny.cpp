@@ -265,18 +265,26 @@ class SkinnyKernel final : public Kernel {
       lc.blockDim = dim3(kTmaThreads, 1, 1);
       lc.dynamicSmemBytes = size_t(tp.stages) * tma_stage_bytes(1 << sh.wk_log2, tp.x_rows) + 1024;
     }
+    // The persistent kernel's blocks along K meet in the workspace, not a cluster.
+    void* arg = cfg_.tma || cfg_.ws ? static_cast<void*>(&tp) : static_cast<void*>(&prm);
+    return launch(lc, stream, arg, sh.s > 1 && !cfg_.ws ? int(sh.s) : 1);
+  }
+
+ private:
+  // Every variant's launch: a cluster of `cluster` blocks along x where > 1, programmatic dependent launch where
+  // enabled (the kernels warm L2 with their first W bytes, or read W, before they wait on the previous grid; X and Y
+  // wait, see griddepcontrol in the kernels), and the launch's error as a Status.
+  Status launch(cudaLaunchConfig_t lc, cudaStream_t stream, void* arg, int cluster) const {
     lc.stream = stream;
     cudaLaunchAttribute attr[2];
     unsigned na = 0;
-    if (sh.s > 1 && !cfg_.ws) {  // the persistent kernel's blocks along K meet in the workspace, not a cluster
+    if (cluster > 1) {
       attr[na].id = cudaLaunchAttributeClusterDimension;
-      attr[na].val.clusterDim.x = unsigned(sh.s);
+      attr[na].val.clusterDim.x = unsigned(cluster);
       attr[na].val.clusterDim.y = 1;
       attr[na].val.clusterDim.z = 1;
       ++na;
     }
-    // Programmatic dependent launch: the kernel warms L2 with its first W bytes and lets the next grid start
-    // before it waits on the previous one (griddepcontrol in skinny_kernel.cuh); X and Y wait as before.
     if (pdl_enabled()) {
       attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
       attr[na].val.programmaticStreamSerializationAllowed = 1;
@@ -284,17 +292,16 @@ class SkinnyKernel final : public Kernel {
     }
     lc.attrs = na ? attr : nullptr;
     lc.numAttrs = na;
-    void* args[] = {cfg_.tma || cfg_.ws ? static_cast<void*>(&tp) : static_cast<void*>(&prm)};
+    void* args[] = {arg};
     cudaError_t e = cudaLaunchKernelExC(&lc, fn_, args);
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess)
-      return Status(StatusCode::cuda_error, name_ + ": launch of " + std::to_string(sh.blocks) + " blocks (cluster " +
-                                                std::to_string(sh.s) + ") failed: " + cudaGetErrorName(e) + ": " +
+      return Status(StatusCode::cuda_error, name_ + ": launch of " + std::to_string(lc.gridDim.x) + " blocks (cluster " +
+                                                std::to_string(cluster) + ") failed: " + cudaGetErrorName(e) + ": " +
                                                 cudaGetErrorString(e));
     return Status::Ok();
   }
 
- private:
   // The operands and dtypes of a launch (the fields every variant reads).
   static Params operands_of(const GemmArgs& a) {
     const Problem& p = a.p;
@@ -331,19 +338,7 @@ class SkinnyKernel final : public Kernel {
     lc.gridDim = dim3(unsigned(rp.blocks), 1, 1);
     lc.blockDim = dim3(kRsThreads, 1, 1);
     lc.dynamicSmemBytes = size_t(dyn);
-    lc.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    lc.attrs = pdl_enabled() ? attr : nullptr;
-    lc.numAttrs = pdl_enabled() ? 1 : 0;
-    void* args[] = {&rp};
-    cudaError_t e = cudaLaunchKernelExC(&lc, fn_, args);
-    if (e == cudaSuccess) e = cudaGetLastError();
-    if (e != cudaSuccess)
-      return Status(StatusCode::cuda_error, name_ + ": launch of " + std::to_string(rp.blocks) + " blocks failed: " +
-                                                cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
-    return Status::Ok();
+    return launch(lc, stream, &rp, 1);
   }
 
   Config cfg_;
