@@ -265,15 +265,15 @@ class SkinnyKernel final : public Kernel {
       lc.blockDim = dim3(kTmaThreads, 1, 1);
       lc.dynamicSmemBytes = size_t(tp.stages) * tma_stage_bytes(1 << sh.wk_log2, tp.x_rows) + 1024;
     }
-    // The persistent kernel's blocks along K meet in the workspace, not a cluster.
     void* arg = cfg_.tma || cfg_.ws ? static_cast<void*>(&tp) : static_cast<void*>(&prm);
+    // The persistent kernel's blocks along K meet in the workspace, not a cluster.
     return launch(lc, stream, arg, sh.s > 1 && !cfg_.ws ? int(sh.s) : 1);
   }
 
  private:
   // Every variant's launch: a cluster of `cluster` blocks along x where > 1, programmatic dependent launch where
-  // enabled (the kernels warm L2 with their first W bytes, or read W, before they wait on the previous grid; X and Y
-  // wait, see griddepcontrol in the kernels), and the launch's error as a Status.
+  // enabled (a kernel may set up and warm L2 with its first W bytes before it waits on the previous grid; X, W and Y
+  // are read and written after the wait, see griddepcontrol in the kernels), and the launch's error as a Status.
   Status launch(cudaLaunchConfig_t lc, cudaStream_t stream, void* arg, int cluster) const {
     lc.stream = stream;
     cudaLaunchAttribute attr[2];
