@@ -259,20 +259,9 @@ constexpr RsCursor rs_cursor(const RsPlan& p, int rows) {
 
 constexpr void rs_advance(const RsPlan& p, int rows, RsCursor& c) {
   ++c.s;
-  if (p.chunks > 1) {
-    if (++c.st.chunk == p.chunks) {
-      c.st.chunk = 0;
-      ++c.st.row;
-      ++c.q;
-    }
-    c.st.word0 = c.st.chunk * p.chunk_words;
-    c.st.words = p.kw - c.st.word0 < p.chunk_words ? p.kw - c.st.word0 : p.chunk_words;
-    c.st.row_end = c.st.chunk == p.chunks - 1;
-  } else {
-    c.st.row += p.rows;
-    c.st.nrows = rows - c.st.row < p.rows ? rows - c.st.row : p.rows;
-    ++c.q;
-  }
+  const int chunk = p.chunks > 1 && c.st.chunk + 1 < p.chunks ? c.st.chunk + 1 : 0;  // 0: the next row or stage
+  if (chunk == 0) ++c.q;
+  c.st = rs_stage_of(p, rows, c.q, chunk);
   rs_cursor_finish(p, c);
 }
 
