@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   const int sgl = rp.group_stages_log2, SG = 1 << sgl;  // group g's slot j is ring slot g * SG + j
   const Params& p = rp.op;
   const RsPlan& pl = rp.plan;
-  extern __shared__ __align__(16) unsigned char smem_dyn[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ uint64_t bars[2 * kRsStages + 1];  // full[0..G SG), empty[kRsStages..), X
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -66,6 +66,9 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   const int64_t r0 = rs_block_row(p.n, rp.blocks, blockIdx.x);
   const int rows = int(rs_block_row(p.n, rp.blocks, blockIdx.x + 1) - r0);
   const int stages = rs_block_stages(pl, rows);
+  // The ring from a kRsRingAlign boundary (the dynamic window starts after the static barriers, 16-byte aligned).
+  const uint32_t raw = ptx::smem_addr(smem_raw);
+  unsigned char* const smem_dyn = smem_raw + (((raw + kRsRingAlign - 1) & ~uint32_t(kRsRingAlign - 1)) - raw);
   const uint32_t ring = ptx::smem_addr(smem_dyn);
   const int ring_bytes = (kRsGroups << sgl) * kRsStageBytes;
   const uint32_t xs = ring + ring_bytes;  // X [m][kw] words
