@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <type_traits>
+#include <string>
 #include <vector>
 
 #define CK(x)                                                                          \
@@ -362,6 +363,74 @@ __global__ void __launch_bounds__(ring::kThreads, 1) gemv_ring(const char* __res
   if (tid < 32) out[blockIdx.x * 32 + tid] = __float_as_uint(red[tid % 8] + red[(tid + 1) % 8]);
 }
 
+// gemv_ring made a real GEMV of M = 1 (K = 4096), a piece at a time towards the row-stream kernel
+// (skinny_rs_kernel.cuh; session 37): each stage's two rows summed apart (per-lane sums, the slot handed back, then a
+// warp butterfly per row and one shared-memory slot per row and warp), the block's rows summed in warp order at the
+// end and stored as fp32. Block b takes rows [N b / G, N (b + 1) / G) (G = 128 at N = 4096: 32 rows, the probe's
+// 256 KB shares; G = 132: 31 or 32 rows, the row-stream kernel's split). X is whichever buffer the launch passes.
+template <int kStages>
+__global__ void __launch_bounds__(ring::kThreads, 1) gemv_rows(const char* __restrict__ w, int n, const char* x, float* y) {
+  using namespace ring;
+  constexpr int kK = 4096, kRowWords = kK / 8, kRowsPerStage = kStageBytes / (kK * 2), kMaxRows = 64;
+  extern __shared__ __align__(1024) unsigned char buf[];
+  __shared__ __align__(8) Ring<kStages> r;
+  __shared__ __align__(8) uint64_t xbar;
+  __shared__ __align__(128) unsigned char xs[kK * 2];
+  __shared__ float red[kMaxRows][kConsumerWarps];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int r0 = int(int64_t(n) * blockIdx.x / gridDim.x), r1 = int(int64_t(n) * (blockIdx.x + 1) / gridDim.x);
+  const int rows = r1 - r0 < kMaxRows ? r1 - r0 : kMaxRows, steps = (rows + kRowsPerStage - 1) / kRowsPerStage;
+  r.start(&xbar);
+  if (warp == kConsumerWarps) {
+    if (tid == 32 * kConsumerWarps) {
+      expect(&xbar, kK * 2);
+      bulk(xs, x, kK * 2, &xbar);
+      r.produce(steps, [&](int i, int s) {
+        const int nr = rows - i * kRowsPerStage < kRowsPerStage ? rows - i * kRowsPerStage : kRowsPerStage;
+        expect(&r.full[s], uint32_t(nr) * kK * 2);
+        bulk(buf + size_t(s) * kStageBytes, w + (size_t(r0) + size_t(i) * kRowsPerStage) * kK * 2, uint32_t(nr) * kK * 2, &r.full[s]);
+      });
+    }
+    return;
+  }
+  wait(&xbar, 0);
+  for (int i = 0; i < steps; ++i) {
+    const int s = i % kStages;
+    wait(&r.full[s], (i / kStages) & 1);
+    const uint4* st = reinterpret_cast<const uint4*>(buf + size_t(s) * kStageBytes);
+    float acc[kRowsPerStage][2] = {};
+#pragma unroll
+    for (int pass = 0; pass < kStageBytes / 16 / 256; ++pass) {
+      const int word = pass * 256 + tid;  // row pass / 2 of the stage
+      const uint4 wv = st[word];
+      const uint4 xv = reinterpret_cast<const uint4*>(xs)[word % kRowWords];
+      const uint32_t wa[4] = {wv.x, wv.y, wv.z, wv.w}, xa[4] = {xv.x, xv.y, xv.z, xv.w};
+      float* a = acc[pass / (kRowWords / 256)];  // static: a dynamic index would put acc in local memory
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        a[0] = fmaf(__uint_as_float(wa[j] << 16), __uint_as_float(xa[j] << 16), a[0]);
+        a[1] = fmaf(__uint_as_float(wa[j] & 0xffff0000u), __uint_as_float(xa[j] & 0xffff0000u), a[1]);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&r.empty[s])) : "memory");
+#pragma unroll
+    for (int q = 0; q < kRowsPerStage; ++q) {
+      float v = acc[q][0] + acc[q][1];
+#pragma unroll
+      for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (lane == 0 && i * kRowsPerStage + q < rows) red[i * kRowsPerStage + q][warp] = v;
+    }
+  }
+  asm volatile("bar.sync 1, 256;" ::: "memory");
+  if (tid < rows) {
+    float v = red[tid][0];
+#pragma unroll
+    for (int q = 1; q < kConsumerWarps; ++q) v += red[tid][q];
+    y[r0 + tid] = v;
+  }
+}
+
 // Dynamic shared memory of the one-block-per-SM variants: a second block does not fit beside it (kWsSoloSmemBytes).
 constexpr size_t kSoloSmem = 150 << 10;
 
@@ -413,7 +482,8 @@ float graph_us(F&& enqueue, int launches, cudaStream_t s) {
   return t[t.size() / 2];
 }
 
-int main() {
+int main(int argc, char** argv) {
+  const bool gemv_only = argc > 1 && std::string(argv[1]) == "gemv";
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   int sms = 0;
@@ -430,6 +500,50 @@ int main() {
   CK(cudaMemset(xbuf, 0, 8192));
   const double mb = 1 << 20;
   double ref = 0;
+  // `stream_probe gemv`: only the GEMV variants (gemv_ring, gemv_rows) and the ring they ride, at 32 and 48 MiB.
+  if (gemv_only) {
+    std::printf("size_MB,copy_us,copy_GBps,ring4_128_pct,gemv_ring_128_pct,rows4_128_pct,rows4_128_xrot_pct,rows4_132_pct,"
+                "rows4_132_xrot_pct,rows8_132_xrot_pct,rows2_132_xrot_pct\n");
+    for (size_t bytes : {size_t(2) << 30, size_t(32) << 20, size_t(48) << 20}) {
+      const int sets = int(std::max<size_t>(2, std::min<size_t>(pool / bytes, (size_t(256) << 20) / bytes + 2)));
+      const int launches = std::max(sets, int(std::min<size_t>(512, (size_t(2) << 30) / bytes)) / sets * sets);
+      const float cp = graph_us([&](int i, cudaStream_t st) {
+        cudaMemcpyAsync(dst + size_t(i % sets) * (bytes / 2), src + size_t(i % sets) * (bytes / 2), bytes / 2,
+                        cudaMemcpyDeviceToDevice, st);
+      }, launches, s);
+      const double cgb = bytes / (cp * 1e-6) / 1e9;
+      if (ref == 0) ref = cgb;
+      auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / ref; };
+      if (bytes > (size_t(1) << 30)) {
+        std::printf("%.0f,%.2f,%.0f\n", bytes / mb, cp, cgb);
+        continue;
+      }
+      const int n = int(bytes / 8192);
+      auto rows_us = [&](auto stages, int blocks, bool xrot) {
+        return graph_us([&](int i, cudaStream_t st) {
+          const char* x = xrot ? static_cast<const char*>(dst + size_t(i % sets) * bytes) : static_cast<const char*>(xbuf);
+          launch(gemv_rows<decltype(stages)::value>, blocks, ring::kThreads, kSoloSmem, true, st,
+                 static_cast<const char*>(src + size_t(i % sets) * bytes), n, x, reinterpret_cast<float*>(out));
+        }, launches, s);
+      };
+      const float r4 = graph_us([&](int i, cudaStream_t st) {
+        launch(read_ring<4>, 128, ring::kThreads, kSoloSmem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes), bytes, out);
+      }, launches, s);
+      const float g0 = graph_us([&](int i, cudaStream_t st) {
+        launch(gemv_ring, 128, ring::kThreads, kSoloSmem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes), bytes,
+               static_cast<const char*>(xbuf), out);
+      }, launches, s);
+      using S2 = std::integral_constant<int, 2>;
+      using S4 = std::integral_constant<int, 4>;
+      using S8 = std::integral_constant<int, 8>;
+      const float a = rows_us(S4{}, 128, false), b = rows_us(S4{}, 128, true), c = rows_us(S4{}, sms, false),
+                  d = rows_us(S4{}, sms, true), e = rows_us(S8{}, sms, true), f = rows_us(S2{}, sms, true);
+      CK(cudaGetLastError());
+      std::printf("%.0f,%.2f,%.0f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n", bytes / mb, cp, cgb, pct(r4), pct(g0), pct(a), pct(b),
+                  pct(c), pct(d), pct(e), pct(f));
+    }
+    return 0;
+  }
   std::printf("size_MB,read_us,read_GBps,read_pct_copy2G,copy_us,copy_GBps,copy_pct_copy2G,"
               "pdl_wait_pct,pdl_prefetch_pct,pdl_read_first_pct,sm1_strided_pct,sm1_contig132_pct,sm1_contig128_pct,"
               "sm1_contig128_64k_pct,ring4_128_pct,ring8_128_pct,ring4_132_pct,tma3d_u4r32_pct,tma3d_u8r16_pct,"
