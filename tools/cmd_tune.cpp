@@ -134,12 +134,12 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
   bench::TuneOptions opt = parse_tune_options(a);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (!a.ok()) {
-    std::printf("error -1 %s\n", bench::one_line(a.error()).c_str());
+    std::printf("%s\n", bench::worker_error_line(-1, a.error()).c_str());
     return 2;
   }
   cudaStream_t stream;
   if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
-    std::printf("error -1 no CUDA device\n");
+    std::printf("%s\n", bench::worker_error_line(-1, "no CUDA device").c_str());
     return 1;
   }
   std::string line;
@@ -150,7 +150,7 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
     ls >> tag >> i >> skip >> csv;
     std::vector<Shape> one;
     if (tag != "tune" || !parse_shapes(std::string(shapes_header()) + "\n" + csv + "\n", "stdin", &one).ok() || one.size() != 1) {
-      std::printf("error %ld bad request '%s'\n", i, bench::one_line(line).c_str());
+      std::printf("%s\n", bench::worker_error_line(i, "bad request '" + line + "'").c_str());
       return 2;
     }
     opt.skip = skip == "-" ? std::vector<std::string>{} : split(skip, ',');
@@ -159,18 +159,18 @@ int cmd_tune_worker(const std::vector<std::string>& argv) {
       const auto now = std::chrono::steady_clock::now();
       if (now - last_alive < std::chrono::seconds(1)) return;
       last_alive = now;
-      std::printf("alive %ld\n", i);
+      std::printf("%s\n", bench::worker_alive_line(i).c_str());
     };
     std::vector<bench::CandidateResult> res;
     Status s = bench::tune_shape(one[0], opt, stream, &res,
                                  [&](const std::string& k) { std::printf("%s\n", bench::worker_begin_line(i, k).c_str()); });
     if (!s.ok()) {
       // A CUDA error poisons the context: report and exit; the parent restarts a worker past this candidate.
-      std::printf("error %ld %s\n", i, bench::one_line(s.to_string()).c_str());
+      std::printf("%s\n", bench::worker_error_line(i, s.to_string()).c_str());
       return 3;
     }
     for (const auto& r : res) std::printf("%s\n", bench::worker_cand_line(i, r).c_str());
-    std::printf("done %ld\n", i);
+    std::printf("%s\n", bench::worker_done_line(i).c_str());
   }
   return 0;
 }

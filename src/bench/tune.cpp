@@ -32,6 +32,12 @@ std::string worker_begin_line(long shape, const std::string& kernel) {
   return "begin " + std::to_string(shape) + " " + (kernel.empty() ? "-" : kernel);
 }
 
+std::string worker_alive_line(long shape) { return "alive " + std::to_string(shape); }
+std::string worker_done_line(long shape) { return "done " + std::to_string(shape); }
+std::string worker_error_line(long shape, const std::string& message) {
+  return "error " + std::to_string(shape) + " " + one_line(message);
+}
+
 std::string worker_cand_line(long shape, const CandidateResult& r) {
   char b[256];
   std::snprintf(b, sizeof b, "cand %ld %s %d %.4f %.6f %.3e %.3e %d %d %.5f %.5f ", shape, r.kernel.c_str(), r.ok ? 1 : 0, r.us,

@@ -81,7 +81,10 @@ struct WorkerLine {
 };
 std::string one_line(std::string s);  // line breaks and tabs to spaces, "-" for an empty text: a line's last field
 std::string worker_begin_line(long shape, const std::string& kernel);  // kernel "": the timing rounds
+std::string worker_alive_line(long shape);
 std::string worker_cand_line(long shape, const CandidateResult& r);
+std::string worker_done_line(long shape);
+std::string worker_error_line(long shape, const std::string& message);  // shape -1: not about a shape
 WorkerLine parse_worker_line(const std::string& line);
 
 // `kernels` without those whose fault_family() is that of a kernel named in `skip` (kernels known to fault or hang on

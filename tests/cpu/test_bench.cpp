@@ -160,7 +160,7 @@ TEST(Tune, WorkerLinesReadBackAsWritten) {
   w = bench::parse_worker_line(bench::worker_begin_line(7, ""));
   EXPECT_EQ(w.tag, Tag::begin);
   EXPECT_EQ(w.kernel, "");
-  w = bench::parse_worker_line("alive 3");
+  w = bench::parse_worker_line(bench::worker_alive_line(3));
   EXPECT_EQ(w.tag, Tag::alive);
   EXPECT_EQ(w.shape, 3);
 
@@ -191,10 +191,17 @@ TEST(Tune, WorkerLinesReadBackAsWritten) {
     EXPECT_NEAR(w.cand.pair_x, r.pair_x, 1e-5);
     EXPECT_EQ(w.cand.note, note.empty() ? "" : "err_ratio 0.2 > 0.05 second line");
   }
-  w = bench::parse_worker_line("error 4 " + bench::one_line("cublaslt_h5 faulted: an illegal\naddress"));
+  w = bench::parse_worker_line(bench::worker_error_line(4, "cublaslt_h5 faulted: an illegal\naddress"));
   EXPECT_EQ(w.tag, Tag::error);
+  EXPECT_EQ(w.shape, 4);
   EXPECT_EQ(w.message, "cublaslt_h5 faulted: an illegal address");
-  EXPECT_EQ(bench::parse_worker_line("done 4").tag, Tag::done);
+  w = bench::parse_worker_line(bench::worker_error_line(-1, "no CUDA device"));
+  EXPECT_EQ(w.tag, Tag::error);
+  EXPECT_EQ(w.shape, -1);
+  EXPECT_EQ(w.message, "no CUDA device");
+  w = bench::parse_worker_line(bench::worker_done_line(4));
+  EXPECT_EQ(w.tag, Tag::done);
+  EXPECT_EQ(w.shape, 4);
   EXPECT_EQ(bench::parse_worker_line("cand 4 truncated 1").tag, Tag::unknown);
   EXPECT_EQ(bench::parse_worker_line("").tag, Tag::unknown);
   EXPECT_EQ(bench::parse_worker_line("tune: progress 3").tag, Tag::unknown);
