@@ -41,7 +41,8 @@ constexpr int kTmaFixedSplits[] = {1, 4, 8};
 // auto, sk1 and sk2, and M tile 32 (WK <= 4) auto and sk1..sk4: twelve kernels per dtype for the tuner to time.
 constexpr int kWsMTiles[] = {16, 32, 64};
 constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
-// Row-stream variant (skinny_rs.h): M tiles 1, 2 and 4, for the tuner only (not in the untuned default).
+// Row-stream variant (skinny_rs.h): M tiles 1, 2 and 4, for the tuner (not in the untuned default; five M = 1 decode rows
+// of the shipped table name m1, run 325).
 constexpr int kRsMTiles[] = {1, 2, 4};
 
 // The row-stream kernels' ring depth per group as a power of two (skinny_rs.h, kRsGroupStagesLog2), or
