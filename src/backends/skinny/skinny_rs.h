@@ -237,6 +237,12 @@ constexpr int rs_max_slot_floats(int mt) { return kRsOutputsPerTile / mt * kRsSt
 // replay, x cuBLASLt, two-stage groups) took m1 at 1 x 4096 x 4096 from 1.063 (run 320) to 1.171 and at 1 x 6144 x 4096
 // from 0.982 to 1.080 by this alignment alone. The ws kernels align their rings the same way.
 inline constexpr int kRsRingAlign = 1024;
+// From a shared-memory address to the next kRsRingAlign boundary: the kernel's ring starts at its dynamic window plus
+// this. The window is 16-byte aligned, so the pad is at most kRsRingAlign - 16, inside the kRsRingAlign that
+// rs_smem_bytes reserves.
+constexpr uint32_t rs_ring_pad(uint32_t addr) {
+  return ((addr + uint32_t(kRsRingAlign) - 1) & ~uint32_t(kRsRingAlign - 1)) - addr;
+}
 // Dynamic shared memory of a launch: the alignment pad, ring, X (m rows of K), two slot buffers; 16-byte aligned pieces.
 constexpr int64_t rs_smem_bytes(const RsPlan& p, int mt, int m, int group_stages_log2 = kRsGroupStagesLog2) {
   return kRsRingAlign + (int64_t(kRsGroups) << group_stages_log2) * kRsStageBytes + int64_t(m) * p.kw * 16 +

@@ -67,8 +67,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   const int rows = int(rs_block_row(p.n, rp.blocks, blockIdx.x + 1) - r0);
   const int stages = rs_block_stages(pl, rows);
   // The ring from a kRsRingAlign boundary (the dynamic window starts after the static barriers, 16-byte aligned).
-  const uint32_t raw = ptx::smem_addr(smem_raw);
-  unsigned char* const smem_dyn = smem_raw + (((raw + kRsRingAlign - 1) & ~uint32_t(kRsRingAlign - 1)) - raw);
+  unsigned char* const smem_dyn = smem_raw + rs_ring_pad(ptx::smem_addr(smem_raw));
   const uint32_t ring = ptx::smem_addr(smem_dyn);
   const int ring_bytes = (kRsGroups << sgl) * kRsStageBytes;
   const uint32_t xs = ring + ring_bytes;  // X [m][kw] words
