@@ -224,6 +224,10 @@ TEST(SkinnyRs, LimitsAndNames) {
   c.rs = true;
   c.max_m = 4;
   EXPECT_EQ(c.name(), "skinny_bf16_m4_rs_i64");
+  Config b = c;
+  b.rs_blocks = 128;  // the 128-block grid: same kernel, same limits, its own name for the table
+  EXPECT_EQ(b.name(), "skinny_bf16_m4_rs_b128_i64");
+  EXPECT_EQ(b.limits().max_k, c.limits().max_k);
   const Limits l = c.limits();
   EXPECT_EQ(l.k_multiple, 8);
   EXPECT_EQ(l.max_k, 11264);

@@ -44,6 +44,11 @@ constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
 // Row-stream variant (skinny_rs.h): M tiles 1, 2 and 4, for the tuner (not in the untuned default; five M = 1 decode rows
 // of the shipped table name m1, run 325).
 constexpr int kRsMTiles[] = {1, 2, 4};
+// Its grid: one block per SM (0), or 128 blocks. Run 326 (graph replay, x cuBLASLt, m1 at M = 1, two rounds, with the
+// ring aligned): 128 blocks 1.201 against 1.161 at 1 x 4096 x 4096 (32 rows a block either way at most; the 128
+// shares are also 256 KB apart), 1.326 against 1.259 at 1 x 1280 x 8192, 1.225 against 1.197 at 1 x 3584 x 3584, but
+// 1.024 against 1.029 at 1 x 28672 x 4096 and 1.10 against 1.11 at 1 x 37888 x 3584. So both, for the tuner.
+constexpr int kRsBlockCaps[] = {0, 128};
 
 // The row-stream kernels' ring depth per group as a power of two (skinny_rs.h, kRsGroupStagesLog2), or
 // TGEMM_SKINNY_RS_STAGES=1 or 2 stages per group (A/B timing).
@@ -328,7 +333,8 @@ class SkinnyKernel final : public Kernel {
     RsParams rp;
     rp.op = operands_of(a);
     rp.plan = rs_plan(p.k, cfg_.max_m);
-    rp.blocks = rs_blocks(p.n, rs_block_cap(current_sm_count()));
+    const int sms = current_sm_count();
+    rp.blocks = rs_blocks(p.n, rs_block_cap(cfg_.rs_blocks > 0 && cfg_.rs_blocks < sms ? cfg_.rs_blocks : sms));
     rp.group_stages_log2 = rs_group_stages_log2();
     // Alone on its SM (kWsSoloSmemBytes, as the ws kernels: under PDL the next grid's blocks would otherwise share it).
     const int dyn = int(std::max<int64_t>(rs_smem_bytes(rp.plan, cfg_.max_m, int(p.m), rp.group_stages_log2), kWsSoloSmemBytes));
@@ -418,12 +424,14 @@ void add_skinny_kernels(BackendKernels& out) {
         defs->ws_auto[d][i] = add_family(c, fn_of(c), skinny::kWsFixedSplits);
       }
     }
-    for (int mt : skinny::kRsMTiles) {
-      Config c = base;
-      c.max_m = mt;
-      c.rs = true;
-      out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn_of(c)));
-    }
+    for (int mt : skinny::kRsMTiles)
+      for (int cap : skinny::kRsBlockCaps) {
+        Config c = base;
+        c.max_m = mt;
+        c.rs = true;
+        c.rs_blocks = cap;
+        out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn_of(c)));
+      }
     Config c = base;
     c.max_m = skinny::kScalarMTile;
     c.vec = false;

@@ -144,6 +144,7 @@ struct Config {
   bool tma = false;        // W and X through the bulk-copy ring (skinny_tma_kernel.cuh); implies vec
   bool ws = false;         // persistent variant (skinny_ws_kernel.cuh); implies tma; split_k = WK (1..8)
   bool rs = false;         // row-stream variant (skinny_rs_kernel.cuh, skinny_rs.h): M tile 1, 2 or 4, no split
+  int rs_blocks = 0;       // row-stream grid: at most this many blocks (0: one per SM; skinny.cpp, kRsBlockCaps)
 
   // The TMA ring's bytes in flight per block (~4 stages of 16 KB of W) expressed as the register ring's depth
   // (8 warps x 1 KB per step) for the time model.
@@ -152,12 +153,13 @@ struct Config {
   // The ws kernel's fixed splits are its WK (the split across blocks is "auto" only).
   int max_split() const { return rs ? 1 : ws ? max_wk() : max_wk() * kMaxCluster; }
 
-  // skinny_bf16_m8_sk4_i64, skinny_fp16_m16_skauto_i64, skinny_bf16_m64_skauto_scalar_i64, skinny_bf16_m4_rs_i64
+  // skinny_bf16_m8_sk4_i64, skinny_fp16_m16_skauto_i64, skinny_bf16_m64_skauto_scalar_i64, skinny_bf16_m4_rs_i64,
+  // skinny_bf16_m1_rs_b128_i64
   std::string name() const {
     std::string s = "skinny_";
     s += in == DType::fp16 ? "fp16" : "bf16";
     s += "_m" + std::to_string(max_m);
-    if (rs) return s + "_rs_i64";
+    if (rs) return s + "_rs" + (rs_blocks > 0 ? "_b" + std::to_string(rs_blocks) : std::string()) + "_i64";
     if (ws) s += "_ws";
     else if (tma) s += "_tma";
     s += split_k > 0 ? "_sk" + std::to_string(split_k) : std::string("_skauto");
