@@ -201,21 +201,22 @@ TEST(SkinnyRs, ChunksCoverEveryRow) {
   }
 }
 
-// The ring starts on a kRsRingAlign boundary wherever the 16-byte aligned dynamic window begins (run 324: off a
+// The ring starts on a kSmemAlign boundary (core/smem_align.h) wherever the 16-byte aligned dynamic window begins (run 324: off a
 // 128-byte line the bulk copies cost m1 10%), and the launch's bytes cover the pad and everything after the ring.
 TEST(SkinnyRs, RingIsAlignedInsideTheLaunchsSharedMemory) {
-  for (uint32_t addr = 0; addr <= 4 * uint32_t(kRsRingAlign); addr += 16) {
-    const uint32_t pad = rs_ring_pad(addr);
-    ASSERT_EQ((addr + pad) % kRsRingAlign, 0u) << addr;
-    ASSERT_LE(pad, uint32_t(kRsRingAlign - 16)) << addr;
+  for (uint32_t addr = 0; addr <= 4 * kSmemAlign; addr += 16) {
+    const uint32_t pad = smem_align_pad(addr);
+    ASSERT_EQ((addr + pad) % kSmemAlign, 0u) << addr;
+    ASSERT_EQ(addr + pad, smem_align_up(addr)) << addr;
+    ASSERT_LE(pad, kSmemAlign - 16) << addr;
   }
-  EXPECT_EQ(rs_ring_pad(1104), 1024u - 80u);  // the kernel's static barriers' end (cuobjdump: SHARED 1104)
+  EXPECT_EQ(smem_align_pad(1104), 1024u - 80u);  // the kernel's static barriers' end (cuobjdump: SHARED 1104)
   for (int mt : {1, 2, 4})
     for (int64_t k : {int64_t(8), int64_t(4096), int64_t(14336)}) {
       const RsPlan pl = rs_plan(k, mt);
       const int64_t body = (int64_t(kRsGroups) << kRsGroupStagesLog2) * kRsStageBytes + int64_t(mt) * pl.kw * 16 +
                            2 * int64_t(rs_slot_floats(pl, mt)) * 4;
-      EXPECT_GE(rs_smem_bytes(pl, mt, mt) - (kRsRingAlign - 16), body) << mt << " " << k;
+      EXPECT_GE(rs_smem_bytes(pl, mt, mt) - (kSmemAlign - 16), body) << mt << " " << k;
     }
 }
 

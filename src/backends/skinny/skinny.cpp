@@ -251,7 +251,7 @@ class SkinnyKernel final : public Kernel {
           encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(sh.block_rows), tp.kfull, uint32_t(wk)}, &tp.w3) == CUDA_SUCCESS &&
           encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(p.m), tp.kfull, uint32_t(wk)}, &tp.x3) == CUDA_SUCCESS)
         tp.use3 = 1;
-      int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, xm) + 1024;
+      int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, xm) + int(kSmemAlign);
       if (ws_solo()) dyn = std::max(dyn, kWsSoloSmemBytes);
       const int dyn_max = ws_smem_bytes(cfg_.max_m);
       if (cudaError_t e = smem_optin_.ensure(fn_, dyn_max); e != cudaSuccess)
@@ -269,7 +269,7 @@ class SkinnyKernel final : public Kernel {
       if (cudaError_t e = smem_optin_.ensure(fn_, kTmaSmemBytes); e != cudaSuccess)
         return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
       lc.blockDim = dim3(kTmaThreads, 1, 1);
-      lc.dynamicSmemBytes = size_t(tp.stages) * tma_stage_bytes(1 << sh.wk_log2, tp.x_rows) + 1024;
+      lc.dynamicSmemBytes = size_t(tp.stages) * tma_stage_bytes(1 << sh.wk_log2, tp.x_rows) + kSmemAlign;
     }
     void* arg = cfg_.tma || cfg_.ws ? static_cast<void*>(&tp) : static_cast<void*>(&prm);
     // The persistent kernel's blocks along K meet in the workspace, not a cluster.

@@ -109,7 +109,7 @@ inline constexpr int kWsPrefetchBytes = 16 * 1024;
 // +1.9% (geometric mean; 4 x 3584 x 18944 sk4 39.1 -> 37.1 us, 3584 x 3584 +9%), no shape slower beyond noise; a
 // 6-stage ring (also alone on its SM) +1.6%, 6 stages with the floor +1.6%, PDL off -0.9%.
 inline constexpr int kWsSoloSmemBytes = 116 * 1024;
-static_assert(2 * (kWsSoloSmemBytes + 1024) > 228 * 1024, "a second block would fit beside the first");
+static_assert(2 * (kWsSoloSmemBytes + int(kSmemAlign)) > 228 * 1024, "a second block would fit beside the first");
 // M tile 64 (its wgmma consumers take 64 W rows each) has WK <= 2. M tile 32 takes WK up to 4 although every row tile
 // re-reads all of X (M rows per BR rows of W; at WK = 4 as many X bytes as W bytes cross L2 and the ring): at
 // N = 3584-4096 only 32-row tiles give every SM a tile, and they won (skinny_ws_kernel.cuh, run 69). WK = 8 leaves
@@ -132,7 +132,7 @@ constexpr int ws_stages(int wk, int m, int mt = 16) {
 static_assert(ws_stages(kWsMaxWk, 16) >= 4, "ring too shallow");
 static_assert(ws_stages(2, 64, 64) >= 4 && ws_stages(4, 32, 32) >= 4, "ring too shallow");
 // Ring, partial tile and barriers of one block inside the 227 KB a block may have (1024 covers the barriers).
-constexpr bool ws_block_fits(int mt) { return ws_smem_bytes(mt) + 4 * ws_part_floats(mt) + 1024 <= 227 * 1024; }
+constexpr bool ws_block_fits(int mt) { return ws_smem_bytes(mt) + 4 * ws_part_floats(mt) + int(kSmemAlign) <= 227 * 1024; }
 static_assert(ws_block_fits(16) && ws_block_fits(32) && ws_block_fits(64), "shared memory per block");
 static_assert(ws_smem_bytes(64) >= kWsSoloSmemBytes, "the opt-in covers the solo floor");
 

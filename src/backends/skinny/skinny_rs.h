@@ -21,6 +21,8 @@
 
 #include <cstdint>
 
+#include "core/smem_align.h"
+
 namespace tgemm::skinny {
 
 inline constexpr int kRsStageBytes = 16 * 1024;
@@ -34,7 +36,7 @@ inline constexpr int kRsMaxStageRows = 16;   // short rows: at most 16 per stage
 // four groups. Run 300 (graph replay, x cuBLASLt, the 12 decode layers at M = 1, 2, 4): m1 at M = 1 0.73-1.04 (1.011
 // at 4096 x 4096, where the ws pick reads 1.177), m2 and m4 up to 0.99 / 0.94; no shape where a row-stream kernel beats
 // the table's pick. 128 blocks instead of 132 (TGEMM_SKINNY_RS_BLOCKS, run 301): +0-2%; 64 blocks: -13 to -44%.
-// With the ring aligned (kRsRingAlign), one group of 8 warps on every stage of a 4-stage ring read 0.821x at
+// With the ring aligned (kSmemAlign), one group of 8 warps on every stage of a 4-stage ring read 0.821x at
 // 1 x 4096 x 4096 (m1) against these four groups' 1.171x (run 324), though stream_probe.cu's gemv_rows, which has that
 // shape, streams at 83% of copy there (run 322): what costs the 8-warp walk here is not known.
 inline constexpr int kRsGroups = 4;
@@ -232,20 +234,13 @@ constexpr int rs_slot_floats(const RsPlan& p, int mt) { return p.tile_rows * p.p
 // Largest buffer over every K: R = 1 (kRsStageWarps parts) with TR = 256 / M tile rows.
 constexpr int rs_max_slot_floats(int mt) { return kRsOutputsPerTile / mt * kRsStageWarps * mt; }
 
-// The ring starts on this boundary of shared memory. The dynamic window starts right after the kernel's static barriers
-// (1104 bytes in: 80 bytes past a 128-byte line), and there every 16 KB bulk copy landed off the line: run 324 (graph
-// replay, x cuBLASLt, two-stage groups) took m1 at 1 x 4096 x 4096 from 1.063 (run 320) to 1.171 and at 1 x 6144 x 4096
-// from 0.982 to 1.080 by this alignment alone. The ws kernels align their rings the same way.
-inline constexpr int kRsRingAlign = 1024;
-// From a shared-memory address to the next kRsRingAlign boundary: the kernel's ring starts at its dynamic window plus
-// this. The window is 16-byte aligned, so the pad is at most kRsRingAlign - 16, inside the kRsRingAlign that
-// rs_smem_bytes reserves.
-constexpr uint32_t rs_ring_pad(uint32_t addr) {
-  return ((addr + uint32_t(kRsRingAlign) - 1) & ~uint32_t(kRsRingAlign - 1)) - addr;
-}
+// The ring starts on a kSmemAlign boundary (core/smem_align.h). The dynamic window starts right after the kernel's
+// static barriers (1104 bytes in: 80 bytes past a 128-byte line), and there every 16 KB bulk copy landed off the line:
+// run 324 (graph replay, x cuBLASLt, two-stage groups) took m1 at 1 x 4096 x 4096 from 1.063 (run 320) to 1.171 and at
+// 1 x 6144 x 4096 from 0.982 to 1.080 by this alignment alone.
 // Dynamic shared memory of a launch: the alignment pad, ring, X (m rows of K), two slot buffers; 16-byte aligned pieces.
 constexpr int64_t rs_smem_bytes(const RsPlan& p, int mt, int m, int group_stages_log2 = kRsGroupStagesLog2) {
-  return kRsRingAlign + (int64_t(kRsGroups) << group_stages_log2) * kRsStageBytes + int64_t(m) * p.kw * 16 +
+  return kSmemAlign + (int64_t(kRsGroups) << group_stages_log2) * kRsStageBytes + int64_t(m) * p.kw * 16 +
          2 * int64_t(rs_slot_floats(p, mt)) * 4;
 }
 // The walk of a block's stages in order, one step at a time (no divisions; the kernel's producer uses it, the CPU
@@ -281,7 +276,7 @@ constexpr void rs_advance(const RsPlan& p, int rows, RsCursor& c) {
 }
 
 constexpr int64_t rs_max_smem_bytes(int mt) {
-  return kRsRingAlign + int64_t(kRsStages) * kRsStageBytes + kRsMaxXBytes + 2 * int64_t(rs_max_slot_floats(mt)) * 4;
+  return kSmemAlign + int64_t(kRsStages) * kRsStageBytes + kRsMaxXBytes + 2 * int64_t(rs_max_slot_floats(mt)) * 4;
 }
 // 1 KB for the barriers and the 1 KB the driver reserves: one block in the 228 KB of an SM.
 static_assert(rs_max_smem_bytes(1) + 2048 <= 228 * 1024 && rs_max_smem_bytes(4) + 2048 <= 228 * 1024, "shared memory");

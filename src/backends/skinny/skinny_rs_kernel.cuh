@@ -66,8 +66,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   const int64_t r0 = rs_block_row(p.n, rp.blocks, blockIdx.x);
   const int rows = int(rs_block_row(p.n, rp.blocks, blockIdx.x + 1) - r0);
   const int stages = rs_block_stages(pl, rows);
-  // The ring from a kRsRingAlign boundary (the dynamic window starts after the static barriers, 16-byte aligned).
-  unsigned char* const smem_dyn = smem_raw + rs_ring_pad(ptx::smem_addr(smem_raw));
+  unsigned char* const smem_dyn = smem_raw + smem_align_pad(ptx::smem_addr(smem_raw));  // skinny_rs.h: the alignment
   const uint32_t ring = ptx::smem_addr(smem_dyn);
   const int ring_bytes = (kRsGroups << sgl) * kRsStageBytes;
   const uint32_t xs = ring + ring_bytes;  // X [m][kw] words

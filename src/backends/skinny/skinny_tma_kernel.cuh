@@ -96,7 +96,7 @@ __device__ __forceinline__ void mma_then_release(float (&acc)[NB][4], const uint
 }  // namespace dev
 
 // Grid: blocks_x = row_tiles * S (cluster (S, 1, 1) when S > 1), kTmaThreads threads, dynamic shared memory
-// stages * tma_stage_bytes(WK, x_rows) + 1024.
+// stages * tma_stage_bytes(WK, x_rows) + kSmemAlign.
 template <class T, int MT>
 __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kernel(const __grid_constant__ TmaParams tp) {
   static_assert(MT % 8 == 0 && MT >= 8 && MT <= 16, "M tile");
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kTmaThreads, kTmaBlocksPerSm) skinny_tma_kerne
   const int ST = tp.stages;
   const uint32_t wbytes = uint32_t(BR) * 128, xbytes = uint32_t(tp.x_rows) * 128;
   const uint32_t stage_bytes = uint32_t(WK) * (wbytes + xbytes);
-  const uint32_t ring = (ptx::smem_addr(smem_dyn) + 1023u) & ~1023u;  // the swizzle pattern repeats every 1024 B
+  const uint32_t ring = smem_align_up(ptx::smem_addr(smem_dyn));
   const uint32_t full0 = ptx::smem_addr(&bars[0]), empty0 = ptx::smem_addr(&bars[kTmaMaxStages]);
 
   const int64_t ub = int64_t(srank) * p.sps;  // first K unit of the block

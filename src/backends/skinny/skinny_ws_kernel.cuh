@@ -72,7 +72,7 @@ __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;"
 }  // namespace dev
 
 // Grid: min(work items, SMs) blocks of kTmaThreads threads, one per SM (dynamic shared memory
-// stages * ws_stage_bytes(WK, M) + 1024 and the static partial tile).
+// stages * ws_stage_bytes(WK, M) + kSmemAlign and the static partial tile).
 template <class T, int MT>
 __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
   static_assert(MT == 8 || MT == 16 || MT == 32 || MT == 64, "M tile");
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const uint32_t xbytes = uint32_t(m) * 128;    // what the X box brings
   const uint32_t xslot = kWide ? uint32_t(MT) * 128 : uint32_t((m + 7) / 8) * 1024;
   const uint32_t stage_bytes = uint32_t(WK) * (wbytes + xslot);
-  const uint32_t ring = (ptx::smem_addr(smem_dyn) + 1023u) & ~1023u;
+  const uint32_t ring = smem_align_up(ptx::smem_addr(smem_dyn));
   const uint32_t full0 = ptx::smem_addr(&bars[0]), empty0 = ptx::smem_addr(&bars[kWsMaxStages]);
   const bool producer = warp == kWarps;
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/smem_align.h"
 #include "tgemm/types.h"
 
 namespace tgemm::sm90 {
@@ -133,7 +134,7 @@ struct Traits {
   // beside the stages, else two halves in turn (the consumer waits for the storers between them, which the other
   // warpgroup's main loop hides), so that one more stage fits.
   static constexpr int kNumBars = 2 * kStages + 2 * kConsumerWGs;  // full[S], empty[S], st_full[2], st_empty[2]
-  static constexpr int kFixedBytes = kConsumerWGs * BN * 4 + kNumBars * 8 + (SK ? 16 : 0) + 1024;  // bias, barriers, flags, alignment
+  static constexpr int kFixedBytes = kConsumerWGs * BN * 4 + kNumBars * 8 + (SK ? 16 : 0) + kSmemAlign;  // bias, barriers, flags, alignment
   // The TMA layout needs no padding: its swizzle spreads the rows over the banks.
   static constexpr int kStagingPad = Epi == EpiMode::tma ? 0 : 16;
   static constexpr bool kWholeTileFits =
@@ -159,8 +160,8 @@ struct Traits {
   // "nothing to store for this unit".
   static constexpr int kOffFlags = kOffBars + kNumBars * 8;
   static constexpr int kFlagBytes = SK ? 16 : 0;
-  // + 1024: dynamic shared memory is only guaranteed 16-byte aligned; the kernel rounds its base up.
-  static constexpr int kSmemBytes = kOffFlags + kFlagBytes + 1024;
+  // + kSmemAlign: the kernel rounds its base up (core/smem_align.h).
+  static constexpr int kSmemBytes = kOffFlags + kFlagBytes + kSmemAlign;
 
   static_assert(In == DType::bf16 || In == DType::fp16, "inputs are 16-bit");
   static_assert(IndexBits == 32 || IndexBits == 64, "index width");

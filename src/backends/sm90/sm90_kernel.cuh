@@ -605,7 +605,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // addresses, wgmma descriptors) in uniform registers: the k-step of 64x256 pp went from 77 to 51 SASS instructions
   // (128x128 pp 105 -> 63) with no R2UR or MOV left, and every own-kernel pick of the table ran at 0.998-1.023x its
   // former speed (run 113).
-  const uint32_t base = __shfl_sync(0xffffffffu, (ptx::smem_addr(smem_raw) + 1023u) & ~1023u, 0);
+  const uint32_t base = __shfl_sync(0xffffffffu, smem_align_up(ptx::smem_addr(smem_raw)), 0);
   const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0), lane = threadIdx.x % 32;
 
   if (threadIdx.x == 0) {

@@ -64,8 +64,8 @@ struct SwapAbTraits {
   static constexpr int kPBytes = kWRows * kPRowBytes;
   static constexpr int kOffBars = (kRingBytes > kPBytes ? kRingBytes : kPBytes);
   static constexpr int kNumBars = 2 * kStages;
-  // + 1024: the kernel aligns its base. One CTA per SM: run 40 measured two per SM (half the stages each) no faster.
-  static constexpr int kSmemBytes = kOffBars + kNumBars * 8 + 1024;
+  // + kSmemAlign: the kernel aligns its base. One CTA per SM: run 40 measured two per SM (half the stages each) no faster.
+  static constexpr int kSmemBytes = kOffBars + kNumBars * 8 + kSmemAlign;
 
   static_assert(In == DType::bf16 || In == DType::fp16, "inputs are 16-bit");
   static_assert(MT == 64 || MT == 128 || MT == 256, "wgmma N of 64, 128 or 256 tokens");
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   // Warp-uniform by broadcast, so the barrier addresses and descriptors derived from them live in uniform registers
   // (as in gemm_kernel, sm90_kernel.cuh).
-  const uint32_t base = __shfl_sync(0xffffffffu, (ptx::smem_addr(smem_raw) + 1023u) & ~1023u, 0);
+  const uint32_t base = __shfl_sync(0xffffffffu, smem_align_up(ptx::smem_addr(smem_raw)), 0);
   const uint32_t full = base + T::kOffBars, empty = full + 8 * S;
   const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0), lane = threadIdx.x % 32;
   const SwapAbRole role = warp < 8 ? SwapAbRole::consumer : SwapAbRole::producer;
