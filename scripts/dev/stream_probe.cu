@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <type_traits>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -366,67 +367,89 @@ __global__ void __launch_bounds__(ring::kThreads, 1) gemv_ring(const char* __res
 // gemv_ring made a real GEMV of M = 1 (K = 4096), a piece at a time towards the row-stream kernel
 // (skinny_rs_kernel.cuh; session 37): each stage's two rows summed apart (per-lane sums, the slot handed back, then a
 // warp butterfly per row and one shared-memory slot per row and warp), the block's rows summed in warp order at the
-// end and stored as fp32. Block b takes rows [N b / G, N (b + 1) / G) (G = 128 at N = 4096: 32 rows, the probe's
-// 256 KB shares; G = 132: 31 or 32 rows, the row-stream kernel's split). X is whichever buffer the launch passes.
-template <int kStages>
-__global__ void __launch_bounds__(ring::kThreads, 1) gemv_rows(const char* __restrict__ w, int n, const char* x, float* y) {
-  using namespace ring;
-  constexpr int kK = 4096, kRowWords = kK / 8, kRowsPerStage = kStageBytes / (kK * 2), kMaxRows = 64;
+// end and stored as fp32. Block b takes rows [N b / B, N (b + 1) / B) (B = 128 at N = 4096: 32 rows, the probe's
+// 256 KB shares; B = 132: 31 or 32 rows, the row-stream kernel's split). X is whichever buffer the launch passes.
+// G groups of W consumer warps, each group its own ring of SG slots, stage s going to group s % G (session 38): G = 1,
+// W = 8 is session 37's gemv_rows, G = 4, W = 4, SG = 2 the row-stream kernel's structure with this fully unrolled math.
+template <int G, int W, int SG>
+__global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* __restrict__ w, int n, const char* x, float* y) {
+  using ring::bulk;
+  using ring::expect;
+  using ring::init_bar;
+  using ring::sa;
+  using ring::wait;
+  using ring::kStageBytes;
+  constexpr int kK = 4096, kRowWords = kK / 8, kRowsPerStage = kStageBytes / (kK * 2), kMaxRows = 128;
+  constexpr int kPasses = kStageBytes / 16 / (32 * W), kPassesPerRow = kPasses / kRowsPerStage;
+  static_assert(kPasses * 32 * W * 16 == kStageBytes && kPassesPerRow >= 1, "whole passes per row");
   extern __shared__ __align__(1024) unsigned char buf[];
-  __shared__ __align__(8) Ring<kStages> r;
-  __shared__ __align__(8) uint64_t xbar;
+  __shared__ __align__(8) uint64_t full[G * SG], empty[G * SG], xbar;
   __shared__ __align__(128) unsigned char xs[kK * 2];
-  __shared__ float red[kMaxRows][kConsumerWarps];
+  __shared__ float red[kMaxRows][W];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int r0 = int(int64_t(n) * blockIdx.x / gridDim.x), r1 = int(int64_t(n) * (blockIdx.x + 1) / gridDim.x);
   const int rows = r1 - r0 < kMaxRows ? r1 - r0 : kMaxRows, steps = (rows + kRowsPerStage - 1) / kRowsPerStage;
-  r.start(&xbar);
-  if (warp == kConsumerWarps) {
-    if (tid == 32 * kConsumerWarps) {
+  if (tid == 0) {
+    for (int i = 0; i < G * SG; ++i) {
+      init_bar(&full[i], 1);
+      init_bar(&empty[i], W);
+    }
+    init_bar(&xbar, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (warp == G * W) {
+    if (lane == 0) {
       expect(&xbar, kK * 2);
       bulk(xs, x, kK * 2, &xbar);
-      r.produce(steps, [&](int i, int s) {
+      for (int i = 0; i < steps; ++i) {
+        const int g = i % G, j = i / G, slot = g * SG + j % SG;
+        if (j >= SG) wait(&empty[slot], ((j / SG) - 1) & 1);
         const int nr = rows - i * kRowsPerStage < kRowsPerStage ? rows - i * kRowsPerStage : kRowsPerStage;
-        expect(&r.full[s], uint32_t(nr) * kK * 2);
-        bulk(buf + size_t(s) * kStageBytes, w + (size_t(r0) + size_t(i) * kRowsPerStage) * kK * 2, uint32_t(nr) * kK * 2, &r.full[s]);
-      });
+        expect(&full[slot], uint32_t(nr) * kK * 2);
+        bulk(buf + size_t(slot) * kStageBytes, w + (size_t(r0) + size_t(i) * kRowsPerStage) * kK * 2, uint32_t(nr) * kK * 2,
+             &full[slot]);
+      }
     }
     return;
   }
+  const int g = warp / W, wg = warp % W, gt = wg * 32 + lane;
   wait(&xbar, 0);
-  for (int i = 0; i < steps; ++i) {
-    const int s = i % kStages;
-    wait(&r.full[s], (i / kStages) & 1);
-    const uint4* st = reinterpret_cast<const uint4*>(buf + size_t(s) * kStageBytes);
+  for (int j = 0, i = g; i < steps; ++j, i += G) {
+    const int slot = g * SG + j % SG;
+    wait(&full[slot], (j / SG) & 1);
+    const uint4* st = reinterpret_cast<const uint4*>(buf + size_t(slot) * kStageBytes);
     float acc[kRowsPerStage][2] = {};
 #pragma unroll
-    for (int pass = 0; pass < kStageBytes / 16 / 256; ++pass) {
-      const int word = pass * 256 + tid;  // row pass / 2 of the stage
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int word = pass * 32 * W + gt;
       const uint4 wv = st[word];
       const uint4 xv = reinterpret_cast<const uint4*>(xs)[word % kRowWords];
       const uint32_t wa[4] = {wv.x, wv.y, wv.z, wv.w}, xa[4] = {xv.x, xv.y, xv.z, xv.w};
-      float* a = acc[pass / (kRowWords / 256)];  // static: a dynamic index would put acc in local memory
+      float* a = acc[pass / kPassesPerRow];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        a[0] = fmaf(__uint_as_float(wa[j] << 16), __uint_as_float(xa[j] << 16), a[0]);
-        a[1] = fmaf(__uint_as_float(wa[j] & 0xffff0000u), __uint_as_float(xa[j] & 0xffff0000u), a[1]);
+      for (int q = 0; q < 4; ++q) {
+        a[0] = fmaf(__uint_as_float(wa[q] << 16), __uint_as_float(xa[q] << 16), a[0]);
+        a[1] = fmaf(__uint_as_float(wa[q] & 0xffff0000u), __uint_as_float(xa[q] & 0xffff0000u), a[1]);
       }
     }
     __syncwarp();
-    if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&r.empty[s])) : "memory");
+    if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[slot])) : "memory");
 #pragma unroll
     for (int q = 0; q < kRowsPerStage; ++q) {
       float v = acc[q][0] + acc[q][1];
 #pragma unroll
       for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-      if (lane == 0 && i * kRowsPerStage + q < rows) red[i * kRowsPerStage + q][warp] = v;
+      if (lane == 0 && i * kRowsPerStage + q < rows) red[i * kRowsPerStage + q][wg] = v;
     }
   }
-  asm volatile("bar.sync 1, 256;" ::: "memory");
+  asm volatile("bar.sync 1, %0;" ::"n"(32 * G * W) : "memory");
   if (tid < rows) {
     float v = red[tid][0];
 #pragma unroll
-    for (int q = 1; q < kConsumerWarps; ++q) v += red[tid][q];
+    for (int q = 1; q < W; ++q) v += red[tid][q];
     y[r0 + tid] = v;
   }
 }
@@ -484,6 +507,7 @@ float graph_us(F&& enqueue, int launches, cudaStream_t s) {
 
 int main(int argc, char** argv) {
   const bool gemv_only = argc > 1 && std::string(argv[1]) == "gemv";
+  const bool groups_only = argc > 1 && std::string(argv[1]) == "groups";
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   int sms = 0;
@@ -499,18 +523,85 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&xbuf, 8192));
   CK(cudaMemset(xbuf, 0, 8192));
   const double mb = 1 << 20;
+  // Per size: the operand sets rotated through (past the L2) and the launches per graph, a multiple of the sets.
+  auto rotation = [&](size_t bytes) {
+    const int sets = int(std::max<size_t>(2, std::min<size_t>(pool / bytes, (size_t(256) << 20) / bytes + 2)));
+    return std::pair<int, int>(sets, std::max(sets, int(std::min<size_t>(512, (size_t(2) << 30) / bytes)) / sets * sets));
+  };
+  // A device-to-device copy moving `bytes` (bytes / 2 read, bytes / 2 written), per launch of such a graph.
+  auto copy_us = [&](size_t bytes, int sets, int launches) {
+    return graph_us([&](int i, cudaStream_t st) {
+      cudaMemcpyAsync(dst + size_t(i % sets) * (bytes / 2), src + size_t(i % sets) * (bytes / 2), bytes / 2,
+                      cudaMemcpyDeviceToDevice, st);
+    }, launches, s);
+  };
   double ref = 0;
+  // `stream_probe scale`: gemv_groups<4, 4, 2> and <1, 8, 4> at 128 blocks over 16-128 MiB (N = MiB * 128 rows of K =
+  // 4096): us per launch, for a fit of a fixed cost and a per-byte rate beside the row-stream kernel's at the same sizes.
+  if (argc > 1 && std::string(argv[1]) == "scale") {
+    std::printf("size_MB,n,copy_GBps,g4w4s2_us,g1w8s4_us\n");
+    double cref = 0;
+    for (size_t bytes : {size_t(2) << 30, size_t(16) << 20, size_t(32) << 20, size_t(64) << 20, size_t(128) << 20}) {
+      const std::pair<int, int> rot = rotation(bytes);
+      const int sets = rot.first, launches = rot.second;
+      const float cp = copy_us(bytes, sets, launches);
+      if (cref == 0) cref = bytes / (cp * 1e-6) / 1e9;
+      if (bytes > (size_t(1) << 30)) continue;
+      const int n = int(bytes / 8192);
+      auto run = [&](auto kernel, int threads) {
+        return graph_us([&](int i, cudaStream_t st) {
+          launch(kernel, 128, threads, kSoloSmem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes), n,
+                 static_cast<const char*>(dst + size_t(i % sets) * bytes), reinterpret_cast<float*>(out));
+        }, launches, s);
+      };
+      const float a = run(gemv_groups<4, 4, 2>, 32 * 17), b = run(gemv_groups<1, 8, 4>, 32 * 9);
+      CK(cudaGetLastError());
+      std::printf("%.0f,%d,%.0f,%.3f,%.3f\n", bytes / mb, n, cref, a, b);
+    }
+    return 0;
+  }
+  // `stream_probe groups`: gemv_groups<G, W, SG> (1, 8, 4: gemv_rows; 4, 4, 2: the row-stream kernel's structure) at
+  // 32 and 48 MiB, 128 and one block per SM.
+  if (groups_only) {
+    std::printf("size_MB,blocks,copy_GBps,g1w8s4_pct,g4w4s2_pct,g4w4s1_pct,g2w8s2_pct,g2w4s2_pct,g4w2s2_pct,"
+                "g2w8s1_pct,g8w2s1_pct\n");
+    double cref = 0;
+    for (size_t bytes : {size_t(2) << 30, size_t(32) << 20, size_t(48) << 20}) {
+      const std::pair<int, int> rot = rotation(bytes);
+      const int sets = rot.first, launches = rot.second;
+      const float cp = copy_us(bytes, sets, launches);
+      const double cgb = bytes / (cp * 1e-6) / 1e9;
+      if (cref == 0) cref = cgb;
+      if (bytes > (size_t(1) << 30)) continue;
+      auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / cref; };
+      const int n = int(bytes / 8192);
+      for (int blocks : {128, sms}) {
+        auto run = [&](auto kernel, int threads) {
+          return graph_us([&](int i, cudaStream_t st) {
+            launch(kernel, blocks, threads, kSoloSmem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes), n,
+                   static_cast<const char*>(dst + size_t(i % sets) * bytes), reinterpret_cast<float*>(out));
+          }, launches, s);
+        };
+        const float b = run(gemv_groups<1, 8, 4>, 32 * 9),
+                    c = run(gemv_groups<4, 4, 2>, 32 * 17), d = run(gemv_groups<4, 4, 1>, 32 * 17),
+                    e = run(gemv_groups<2, 8, 2>, 32 * 17), f = run(gemv_groups<2, 4, 2>, 32 * 9),
+                    g = run(gemv_groups<4, 2, 2>, 32 * 9), h = run(gemv_groups<2, 8, 1>, 32 * 17),
+                    k = run(gemv_groups<8, 2, 1>, 32 * 17);
+        CK(cudaGetLastError());
+        std::printf("%.0f,%d,%.0f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n", bytes / mb, blocks, cref, pct(b),
+                    pct(c), pct(d), pct(e), pct(f), pct(g), pct(h), pct(k));
+      }
+    }
+    return 0;
+  }
   // `stream_probe gemv`: only the GEMV variants (gemv_ring, gemv_rows) and the ring they ride, at 32 and 48 MiB.
   if (gemv_only) {
     std::printf("size_MB,copy_us,copy_GBps,ring4_128_pct,gemv_ring_128_pct,rows4_128_pct,rows4_128_xrot_pct,rows4_132_pct,"
                 "rows4_132_xrot_pct,rows8_132_xrot_pct,rows2_132_xrot_pct\n");
     for (size_t bytes : {size_t(2) << 30, size_t(32) << 20, size_t(48) << 20}) {
-      const int sets = int(std::max<size_t>(2, std::min<size_t>(pool / bytes, (size_t(256) << 20) / bytes + 2)));
-      const int launches = std::max(sets, int(std::min<size_t>(512, (size_t(2) << 30) / bytes)) / sets * sets);
-      const float cp = graph_us([&](int i, cudaStream_t st) {
-        cudaMemcpyAsync(dst + size_t(i % sets) * (bytes / 2), src + size_t(i % sets) * (bytes / 2), bytes / 2,
-                        cudaMemcpyDeviceToDevice, st);
-      }, launches, s);
+      const std::pair<int, int> rot = rotation(bytes);
+      const int sets = rot.first, launches = rot.second;
+      const float cp = copy_us(bytes, sets, launches);
       const double cgb = bytes / (cp * 1e-6) / 1e9;
       if (ref == 0) ref = cgb;
       auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / ref; };
@@ -522,7 +613,7 @@ int main(int argc, char** argv) {
       auto rows_us = [&](auto stages, int blocks, bool xrot) {
         return graph_us([&](int i, cudaStream_t st) {
           const char* x = xrot ? static_cast<const char*>(dst + size_t(i % sets) * bytes) : static_cast<const char*>(xbuf);
-          launch(gemv_rows<decltype(stages)::value>, blocks, ring::kThreads, kSoloSmem, true, st,
+          launch(gemv_groups<1, ring::kConsumerWarps, decltype(stages)::value>, blocks, ring::kThreads, kSoloSmem, true, st,
                  static_cast<const char*>(src + size_t(i % sets) * bytes), n, x, reinterpret_cast<float*>(out));
         }, launches, s);
       };
@@ -553,8 +644,8 @@ int main(int argc, char** argv) {
   for (size_t bytes : {size_t(2) << 30, size_t(16) << 20, size_t(21) << 20, size_t(28) << 20, size_t(32) << 20,
                        size_t(48) << 20, size_t(56) << 20, size_t(64) << 20, size_t(112) << 20, size_t(136) << 20,
                        size_t(224) << 20, size_t(272) << 20}) {
-    const int sets = int(std::max<size_t>(2, std::min<size_t>(pool / bytes, (size_t(256) << 20) / bytes + 2)));
-    const int launches = std::max(sets, int(std::min<size_t>(512, (size_t(2) << 30) / bytes)) / sets * sets);
+    const std::pair<int, int> rot = rotation(bytes);
+    const int sets = rot.first, launches = rot.second;
     auto read_us = [&](auto mode) {
       return graph_us([&](int i, cudaStream_t st) {
         constexpr Pdl kMode = decltype(mode)::value;
