@@ -60,6 +60,15 @@ int rs_group_stages_log2() {
   return v;
 }
 
+// W's copies marked evict_first in L2, so that W, read once, leaves before what the next launches use again there (X,
+// bias, the kernel's code). Run 331 (graph replay, x cuBLASLt, the 12 M = 1 decode rows, two rounds): m1 geometric mean
+// 1.050 -> 1.065, m1_b128 1.067 -> 1.080, 11 of 12 rows up (1 x 6144 x 4096 +1.8%, 1 x 3584 x 3584 +2.5%).
+// TGEMM_SKINNY_RS_W_EVICT_FIRST=0 turns it off (A/B timing).
+int rs_w_evict_first() {
+  static const int v = env_int("TGEMM_SKINNY_RS_W_EVICT_FIRST", 1) == 0 ? 0 : 1;
+  return v;
+}
+
 // The row-stream kernels' grid: one block per SM, or TGEMM_SKINNY_RS_BLOCKS=n blocks at most (A/B timing: in
 // stream_probe.cu 128 blocks with contiguous shares streamed at 88.8% and 132 at 75.6%, unexplained; session 33).
 int rs_block_cap(int sms) {
@@ -336,6 +345,7 @@ class SkinnyKernel final : public Kernel {
     const int sms = current_sm_count();
     rp.blocks = rs_blocks(p.n, rs_block_cap(cfg_.rs_blocks > 0 && cfg_.rs_blocks < sms ? cfg_.rs_blocks : sms));
     rp.group_stages_log2 = rs_group_stages_log2();
+    rp.w_evict_first = rs_w_evict_first();
     // Alone on its SM (kWsSoloSmemBytes, as the ws kernels: under PDL the next grid's blocks would otherwise share it).
     const int dyn = int(std::max<int64_t>(rs_smem_bytes(rp.plan, cfg_.max_m, int(p.m), rp.group_stages_log2), kWsSoloSmemBytes));
     const int dyn_max = int(rs_max_smem_bytes(cfg_.max_m));

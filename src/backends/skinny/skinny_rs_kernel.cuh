@@ -99,6 +99,13 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
         ptx::bulk_load(xs + uint32_t(mm) * row_bytes, static_cast<const unsigned char*>(p.x) + mm * p.ldx * 2,
                        row_bytes, xbar);
       const bool contiguous = p.ldw == p.k;
+      const uint64_t wpol = rp.w_evict_first ? ptx::l2_evict_first() : 0;
+      auto load_w = [&](uint32_t dst, const unsigned char* src, uint32_t bytes, uint32_t bar) {
+        if (rp.w_evict_first)
+          ptx::bulk_load_hint(dst, src, bytes, bar, wpol);
+        else
+          ptx::bulk_load(dst, src, bytes, bar);
+      };
       const auto* w = static_cast<const unsigned char*>(p.w) + r0 * p.ldw * 2;  // this block's first row
       for (RsCursor c = rs_cursor(pl, rows); c.s < stages; rs_advance(pl, rows, c)) {
         const int slot = slot_of(c), round = round_of(c);
@@ -110,9 +117,9 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
         ptx::mbar_arrive_expect_tx(full, uint32_t(st.nrows) * bytes);
         const unsigned char* src = w + (int64_t(st.row) * p.ldw + int64_t(st.word0) * 8) * 2;
         if (contiguous) {
-          ptx::bulk_load(dst, src, uint32_t(st.nrows) * bytes, full);
+          load_w(dst, src, uint32_t(st.nrows) * bytes, full);
         } else {
-          for (int r = 0; r < st.nrows; ++r) ptx::bulk_load(dst + uint32_t(r) * bytes, src + r * p.ldw * 2, bytes, full);
+          for (int r = 0; r < st.nrows; ++r) load_w(dst + uint32_t(r) * bytes, src + r * p.ldw * 2, bytes, full);
         }
       }
     }
