@@ -41,8 +41,8 @@ constexpr int kTmaFixedSplits[] = {1, 4, 8};
 // auto, sk1 and sk2, and M tile 32 (WK <= 4) auto and sk1..sk4: twelve kernels per dtype for the tuner to time.
 constexpr int kWsMTiles[] = {16, 32, 64};
 constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
-// Row-stream variant (skinny_rs.h): M tiles 1, 2 and 4, for the tuner (not in the untuned default; five M = 1 decode rows
-// of the shipped table name m1, run 325).
+// Row-stream variant (skinny_rs.h): M tiles 1, 2 and 4, for the tuner (not in the untuned default; six M = 1 decode rows
+// of the shipped table name m1 or m1_b128, runs 325 and 327).
 constexpr int kRsMTiles[] = {1, 2, 4};
 // Its grid: one block per SM (0), or 128 blocks. Run 326 (graph replay, x cuBLASLt, m1 at M = 1, two rounds, with the
 // ring aligned): 128 blocks 1.201 against 1.161 at 1 x 4096 x 4096 (32 rows a block either way at most; the 128

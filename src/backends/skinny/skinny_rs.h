@@ -38,7 +38,9 @@ inline constexpr int kRsMaxStageRows = 16;   // short rows: at most 16 per stage
 // the table's pick. 128 blocks instead of 132 (TGEMM_SKINNY_RS_BLOCKS, run 301): +0-2%; 64 blocks: -13 to -44%.
 // With the ring aligned (kSmemAlign), one group of 8 warps on every stage of a 4-stage ring read 0.821x at
 // 1 x 4096 x 4096 (m1) against these four groups' 1.171x (run 324), though stream_probe.cu's gemv_rows, which has that
-// shape, streams at 83% of copy there (run 322): what costs the 8-warp walk here is not known.
+// shape, streams at 83% of copy there (run 322): what costs the 8-warp walk here is not known. The probe in this
+// kernel's own layout (gemv_groups<4, 4, 2>) is the best of eight layouts at 32 MiB (85% of copy, run 329), and this
+// kernel streams at its rate with ~1.1 us more fixed cost per launch (run 330, 16-128 MiB).
 inline constexpr int kRsGroups = 4;
 inline constexpr int kRsGroupsLog2 = 2;
 inline constexpr int kRsStageWarps = 4;  // warps per stage
