@@ -13,7 +13,9 @@
 // Then the ws stage geometry fetched with one 1D bulk copy per row piece (read_ring_rows; session 35, run 307).
 // The _pct columns are against this probe's own in-graph 2 GB copy; docs/benchmarks.md rescales them to the decode
 // bench's copy ceiling (pct x copy_GBps of the 2048 row / that ceiling).
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/dev/stream_probe.cu -o stream_probe
+// `stream_probe rs`: the library's row-stream kernel (skinny_rs_kernel.cuh) beside gemv_groups<4, 4, 2> in this harness;
+// `stream_probe rstrace` (built with -DRS_TRACE): both kernels' timelines per launch.
+//   nvcc -O3 -std=c++20 --expt-relaxed-constexpr -Isrc -Iinclude -gencode=arch=compute_90a,code=sm_90a scripts/dev/stream_probe.cu -o stream_probe
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -34,6 +36,25 @@
       return 1;                                                                        \
     }                                                                                  \
   } while (0)
+
+// The trace build (-DRS_TRACE, `stream_probe rstrace`) stamps the row-stream kernel's and gemv_groups' timelines with
+// plain stores (atomics stalled the stamping warp for a round trip each: runs 333-334): every launch writes the
+// same [block][event] slots, so what a replay leaves is its last launch's (a steady one: the launches before it
+// overlap its start as any other's). %globaltimer ticks every 256 ns on the H200 (run 333): events 0-15 get it, for
+// the launch-wide timeline; every event gets clock64, for a block's own timeline (stage by stage).
+#ifdef RS_TRACE
+constexpr int kTraceBlocks = 132, kTraceEvents = 16, kClkEvents = 112;
+__device__ unsigned long long g_trace[kTraceBlocks * kTraceEvents];
+__device__ long long g_clk[kTraceBlocks * kClkEvents];
+__device__ __forceinline__ void rs_stamp(int e) {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  g_clk[blockIdx.x * kClkEvents + e] = clock64();
+  if (e < kTraceEvents) g_trace[blockIdx.x * kTraceEvents + e] = t;
+}
+#define TGEMM_RS_STAMP(e) rs_stamp(e)
+#endif
+#include "backends/skinny/skinny_rs_kernel.cuh"  // nvcc -Isrc; defines TGEMM_RS_STAMP empty unless above
 
 enum class Pdl { off, wait_first, prefetch_first, read_first };
 
@@ -389,6 +410,7 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int r0 = int(int64_t(n) * blockIdx.x / gridDim.x), r1 = int(int64_t(n) * (blockIdx.x + 1) / gridDim.x);
   const int rows = r1 - r0 < kMaxRows ? r1 - r0 : kMaxRows, steps = (rows + kRowsPerStage - 1) / kRowsPerStage;
+  if (tid == 0) TGEMM_RS_STAMP(0);
   if (tid == 0) {
     for (int i = 0; i < G * SG; ++i) {
       init_bar(&full[i], 1);
@@ -400,6 +422,7 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
   __syncthreads();
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (tid == 0) TGEMM_RS_STAMP(1);
   if (warp == G * W) {
     if (lane == 0) {
       expect(&xbar, kK * 2);
@@ -411,15 +434,20 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
         expect(&full[slot], uint32_t(nr) * kK * 2);
         bulk(buf + size_t(slot) * kStageBytes, w + (size_t(r0) + size_t(i) * kRowsPerStage) * kK * 2, uint32_t(nr) * kK * 2,
              &full[slot]);
+        if (i == 0) TGEMM_RS_STAMP(2);
+        if (i < 32) TGEMM_RS_STAMP(80 + i);
       }
+      TGEMM_RS_STAMP(3);
     }
     return;
   }
   const int g = warp / W, wg = warp % W, gt = wg * 32 + lane;
   wait(&xbar, 0);
+  if (tid == 0) TGEMM_RS_STAMP(4);
   for (int j = 0, i = g; i < steps; ++j, i += G) {
     const int slot = g * SG + j % SG;
     wait(&full[slot], (j / SG) & 1);
+    if (j < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(16 + 8 * g + j);
     const uint4* st = reinterpret_cast<const uint4*>(buf + size_t(slot) * kStageBytes);
     float acc[kRowsPerStage][2] = {};
 #pragma unroll
@@ -437,6 +465,7 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
     }
     __syncwarp();
     if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[slot])) : "memory");
+    if (j < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(48 + 8 * g + j);
 #pragma unroll
     for (int q = 0; q < kRowsPerStage; ++q) {
       float v = acc[q][0] + acc[q][1];
@@ -445,6 +474,7 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
       if (lane == 0 && i * kRowsPerStage + q < rows) red[i * kRowsPerStage + q][wg] = v;
     }
   }
+  if (wg == 0 && lane == 0) TGEMM_RS_STAMP(8 + g);
   asm volatile("bar.sync 1, %0;" ::"n"(32 * G * W) : "memory");
   if (tid < rows) {
     float v = red[tid][0];
@@ -452,6 +482,7 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
     for (int q = 1; q < W; ++q) v += red[tid][q];
     y[r0 + tid] = v;
   }
+  if (tid == 0) TGEMM_RS_STAMP(7);
 }
 
 // Dynamic shared memory of the one-block-per-SM variants: a second block does not fit beside it (kWsSoloSmemBytes).
@@ -536,6 +567,115 @@ int main(int argc, char** argv) {
     }, launches, s);
   };
   double ref = 0;
+  // The library's m1 row-stream kernel over W [n][4096] bf16 at src + set * bytes, X [1][4096] (xbuf, or rotated: dst +
+  // set * bytes + 1 MiB), Y [1][n] bf16 at dst + set * bytes; `blocks` as TGEMM_SKINNY_RS_BLOCKS would set them.
+  using tgemm::skinny::RsParams;
+  auto rs_params = [&](size_t bytes, int set, int blocks, bool xrot, int hint) {
+    RsParams rp;
+    const int n = int(bytes / 8192);
+    rp.op.w = src + size_t(set) * bytes;
+    rp.op.x = xrot ? static_cast<const void*>(dst + size_t(set) * bytes + (1 << 20)) : xbuf;
+    rp.op.y = dst + size_t(set) * bytes;
+    rp.op.ldx = rp.op.ldw = rp.op.k = 4096;
+    rp.op.ldy = rp.op.n = n;
+    rp.op.m = 1;
+    rp.plan = tgemm::skinny::rs_plan(4096, 1);
+    rp.blocks = tgemm::skinny::rs_blocks(n, blocks);
+    rp.w_evict_first = hint;
+    return rp;
+  };
+  const size_t rs_smem = size_t(std::max<int64_t>(tgemm::skinny::rs_smem_bytes(tgemm::skinny::rs_plan(4096, 1), 1, 1),
+                                                  tgemm::skinny::kWsSoloSmemBytes));
+  auto rs_launch = [&](size_t bytes, int set, int blocks, bool xrot, int hint, cudaStream_t st) {
+    const RsParams rp = rs_params(bytes, set, blocks, xrot, hint);
+    launch(tgemm::skinny::skinny_rs_kernel<__nv_bfloat16, 1>, int(rp.blocks), tgemm::skinny::kRsThreads, rs_smem, true, st, rp);
+  };
+  auto probe_launch = [&](size_t bytes, int set, int blocks, cudaStream_t st) {
+    launch(gemv_groups<4, 4, 2>, blocks, 32 * 17, kSoloSmem, true, st, static_cast<const char*>(src + size_t(set) * bytes),
+           int(bytes / 8192), static_cast<const char*>(xbuf), reinterpret_cast<float*>(dst + size_t(set) * bytes));
+  };
+#ifdef RS_TRACE
+  // `stream_probe rstrace`: 64-launch graphs of each kernel at 32 and 48 MiB, replayed 16 times; the stamps of each
+  // replay's last launch to rsclk_<kernel>_<MB>.csv: per (replay, block) the globaltimer of events 0-15 (ns) and clock64 of
+  // every event, both after the block's release (event 1), -1 where the event did not happen.
+  if (argc > 1 && std::string(argv[1]) == "rstrace") {
+    for (size_t bytes : {size_t(32) << 20, size_t(48) << 20}) {
+      const std::pair<int, int> rot = rotation(bytes);
+      const int sets = rot.first, blocks = 128, launches = 64;
+      for (int kind = 0; kind < 2; ++kind) {
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+        for (int i = 0; i < launches; ++i) {
+          if (kind == 0) probe_launch(bytes, i % sets, blocks, s);
+          else rs_launch(bytes, i % sets, blocks, false, 1, s);
+        }
+        CK(cudaStreamEndCapture(s, &g));
+        CK(cudaGraphInstantiate(&ge, g, 0));
+        CK(cudaGraphLaunch(ge, s));
+        CK(cudaStreamSynchronize(s));
+        const char* name = kind == 0 ? "g4w4s2" : "m1_rs_b128";
+        FILE* f = std::fopen((std::string("rsclk_") + name + "_" + std::to_string(bytes >> 20) + ".csv").c_str(), "w");
+        if (!f) return 1;
+        std::fprintf(f, "replay,block");
+        for (int e = 0; e < kTraceEvents; ++e) std::fprintf(f, ",t%d", e);
+        for (int e = 0; e < kClkEvents; ++e) std::fprintf(f, ",c%d", e);
+        std::fprintf(f, "\n");
+        void *tr0 = nullptr, *clk0 = nullptr;
+        CK(cudaGetSymbolAddress(&tr0, g_trace));
+        CK(cudaGetSymbolAddress(&clk0, g_clk));
+        std::vector<unsigned long long> tr(size_t(kTraceBlocks) * kTraceEvents);
+        std::vector<long long> clk(size_t(kTraceBlocks) * kClkEvents);
+        for (int r = 0; r < 16; ++r) {
+          CK(cudaMemsetAsync(tr0, 0, tr.size() * sizeof(tr[0]), s));
+          CK(cudaMemsetAsync(clk0, 0, clk.size() * sizeof(clk[0]), s));
+          CK(cudaGraphLaunch(ge, s));
+          CK(cudaStreamSynchronize(s));
+          CK(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * sizeof(tr[0])));
+          CK(cudaMemcpyFromSymbol(clk.data(), g_clk, clk.size() * sizeof(clk[0])));
+          for (int b = 0; b < blocks; ++b) {
+            const unsigned long long* t = &tr[size_t(b) * kTraceEvents];
+            const long long* c = &clk[size_t(b) * kClkEvents];
+            std::fprintf(f, "%d,%d", r, b);
+            for (int e = 0; e < kTraceEvents; ++e) std::fprintf(f, ",%lld", t[e] ? (long long)(t[e] - t[1]) : -1);
+            for (int e = 0; e < kClkEvents; ++e) std::fprintf(f, ",%lld", c[e] ? c[e] - c[1] : -1);
+            std::fprintf(f, "\n");
+          }
+        }
+        std::fclose(f);
+        cudaGraphExecDestroy(ge);
+        cudaGraphDestroy(g);
+        std::printf("%s %zu MiB traced\n", name, bytes >> 20);
+      }
+    }
+    return 0;
+  }
+#endif
+  // `stream_probe rs`: us per launch at 16-64 MiB of gemv_groups<4, 4, 2> (128 blocks) and the library's m1 row-stream
+  // kernel (128 blocks; 132; X rotated past the L2 with W; W without its evict_first hint), and at 32 MiB the kernel in
+  // graphs of 30 (the bench's length there) and 320 launches instead of 64.
+  if (argc > 1 && std::string(argv[1]) == "rs") {
+    std::printf("size_MB,launches,copy_GBps,probe_us,rs128_us,rs132_us,rs128_xrot_us,rs128_nohint_us,rs128_L30_us,rs128_L320_us\n");
+    double cref = 0;
+    for (size_t bytes : {size_t(2) << 30, size_t(16) << 20, size_t(32) << 20, size_t(48) << 20, size_t(64) << 20}) {
+      const std::pair<int, int> rot = rotation(bytes);
+      const int sets = rot.first, launches = rot.second;
+      const float cp = copy_us(bytes, sets, launches);
+      if (cref == 0) cref = bytes / (cp * 1e-6) / 1e9;
+      if (bytes > (size_t(1) << 30)) continue;
+      auto rs_us = [&](int blocks, bool xrot, int hint, int len) {
+        return graph_us([&](int i, cudaStream_t st) { rs_launch(bytes, i % sets, blocks, xrot, hint, st); }, len, s);
+      };
+      const float a = graph_us([&](int i, cudaStream_t st) { probe_launch(bytes, i % sets, 128, st); }, launches, s);
+      const float b = rs_us(128, false, 1, launches), c = rs_us(sms, false, 1, launches), d = rs_us(128, true, 1, launches),
+                  e = rs_us(128, false, 0, launches);
+      const bool at32 = bytes == (size_t(32) << 20);
+      const float f = at32 ? rs_us(128, false, 1, 30) : 0.f, g = at32 ? rs_us(128, false, 1, 320) : 0.f;
+      CK(cudaGetLastError());
+      std::printf("%zu,%d,%.0f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", bytes >> 20, launches, cref, a, b, c, d, e, f, g);
+    }
+    return 0;
+  }
   // `stream_probe scale`: gemv_groups<4, 4, 2> and <1, 8, 4> at 128 blocks over 16-128 MiB (N = MiB * 128 rows of K =
   // 4096): us per launch, for a fit of a fixed cost and a per-byte rate beside the row-stream kernel's at the same sizes.
   if (argc > 1 && std::string(argv[1]) == "scale") {

@@ -139,6 +139,28 @@ __device__ __forceinline__ void tma_load_2d_multicast_hint(uint32_t dst, const C
       : "memory");
 }
 
+// An L2 policy a kernel applies or not by a launch parameter: the copies below take it and choose the hinted or the
+// plain form, so that the choice is written once. (A policy is an opaque 64-bit value, so `on` says whether it is set.)
+struct L2Policy {
+  bool on = false;
+  uint64_t policy = 0;
+};
+__device__ __forceinline__ L2Policy l2_policy_evict_first(bool on) { return {on, on ? l2_evict_first() : uint64_t(0)}; }
+
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, L2Policy h) {
+  if (h.on)
+    bulk_load_hint(dst, src, bytes, bar, h.policy);
+  else
+    bulk_load(dst, src, bytes, bar);
+}
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int32_t c0, int32_t c1,
+                                            L2Policy h) {
+  if (h.on)
+    tma_load_2d_hint(dst, map, bar, c0, c1, h.policy);
+  else
+    tma_load_2d(dst, map, bar, c0, c1);
+}
+
 // 2D tile store from this CTA's shared memory (EpiMode::tma). TMA drops the parts of the box past the tensor's
 // edges, so M and N tails need no masking. Completion is tracked per issuing thread in bulk groups.
 __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int32_t c0, int32_t c1) {

@@ -118,6 +118,14 @@ bool ws_early_ring() {
   return on;
 }
 
+// The persistent kernels' W tensor copies evict_first in L2, as the row-stream kernels' (rs_w_evict_first). Run 333
+// (decode bench in graph replay, two rounds each way, alternated): +2.05% on average over the 44 decode rows whose pick
+// is a ws kernel, 43 of them faster; the 16 other rows +0.07%. TGEMM_SKINNY_WS_W_EVICT_FIRST=0 turns it off (A/B timing).
+int ws_w_evict_first() {
+  static const int v = env_int("TGEMM_SKINNY_WS_W_EVICT_FIRST", 1) == 0 ? 0 : 1;
+  return v;
+}
+
 // The smallest K the "auto" ws kernels split across blocks (skinny_config.h, kWsMinSplitK), or
 // TGEMM_SKINNY_WS_MIN_SPLIT_K=k (A/B timing).
 int64_t ws_min_split_k() {
@@ -232,6 +240,7 @@ class SkinnyKernel final : public Kernel {
                            ws_stage_cap(p.m, int(sh.block_rows), kBlockRowsMax >> sh.wk_log2));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       tp.early_ring = ws_early_ring() ? 1 : 0;
+      tp.w_evict_first = ws_w_evict_first();
       tp.tile_rows = int(sh.block_rows);  // the slot's 128 / WK rows, fewer with balanced tiles (ws_tile_rows)
       if (sh.s > 1) {
         if (sh.s > kWsMaxSplits)  // the last block's sum holds at most that many slots (skinny_ws_kernel.cuh)

@@ -230,7 +230,7 @@ struct RsParams {
   RsPlan plan;
   int group_stages_log2 = kRsGroupStagesLog2;  // each group's ring: 1 << this stages (0 or 1)
   int64_t blocks = 1;  // G: the grid; block b streams rows [rs_block_row(n, G, b), rs_block_row(n, G, b + 1))
-  int w_evict_first = 1;  // 1: W's bulk copies carry an L2 evict_first policy (skinny.cpp, rs_w_evict_first)
+  int w_evict_first = 0;  // 1: W's bulk copies carry an L2 evict_first policy (run_rs sets it: rs_w_evict_first)
 };
 
 // How one launch is laid out for (N, K, T).

@@ -14,6 +14,14 @@
 #include "core/pdl.cuh"
 #include "core/ptx.cuh"
 
+// A timeline hook for scripts/dev/stream_probe.cu's trace build, which defines it to write %globaltimer stamps
+// (events: 0 entry, 1 PDL release, 2 / 3 the producer's first / last W copy issued, 4 X in shared memory, 7 the block's
+// last store, 8 + g group g's last stage done; 16 + 8 g + k / 48 + 8 g + k group g's k-th stage full / read (k < 8),
+// 80 + s stage s issued (s < 32)). Empty here: the library's code does not change.
+#ifndef TGEMM_RS_STAMP
+#define TGEMM_RS_STAMP(event) ((void)0)
+#endif
+
 namespace tgemm::skinny {
 
 enum class RsRole : int { consumer, producer };
@@ -79,6 +87,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   auto slot_of = [&](const RsCursor& c) { return c.owner * SG + (c.seq & (SG - 1)); };
   auto round_of = [&](const RsCursor& c) { return c.seq >> sgl; };
 
+  if (tid == 0) TGEMM_RS_STAMP(0);
   if (role == RsRole::producer && lane == 0) {
     for (int i = 0; i < kRsGroups * SG; ++i) {
       ptx::mbar_init(full0 + 8 * i, 1);
@@ -90,6 +99,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   __syncthreads();
   pdl::launch_dependents();
   pdl::wait();
+  if (tid == 0) TGEMM_RS_STAMP(1);
 
   if (role == RsRole::producer) {
     if (lane == 0) {
@@ -99,13 +109,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
         ptx::bulk_load(xs + uint32_t(mm) * row_bytes, static_cast<const unsigned char*>(p.x) + mm * p.ldx * 2,
                        row_bytes, xbar);
       const bool contiguous = p.ldw == p.k;
-      const uint64_t wpol = rp.w_evict_first ? ptx::l2_evict_first() : 0;
-      auto load_w = [&](uint32_t dst, const unsigned char* src, uint32_t bytes, uint32_t bar) {
-        if (rp.w_evict_first)
-          ptx::bulk_load_hint(dst, src, bytes, bar, wpol);
-        else
-          ptx::bulk_load(dst, src, bytes, bar);
-      };
+      const ptx::L2Policy whint = ptx::l2_policy_evict_first(rp.w_evict_first != 0);  // W is read once (skinny.cpp)
       const auto* w = static_cast<const unsigned char*>(p.w) + r0 * p.ldw * 2;  // this block's first row
       for (RsCursor c = rs_cursor(pl, rows); c.s < stages; rs_advance(pl, rows, c)) {
         const int slot = slot_of(c), round = round_of(c);
@@ -117,11 +121,14 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
         ptx::mbar_arrive_expect_tx(full, uint32_t(st.nrows) * bytes);
         const unsigned char* src = w + (int64_t(st.row) * p.ldw + int64_t(st.word0) * 8) * 2;
         if (contiguous) {
-          load_w(dst, src, uint32_t(st.nrows) * bytes, full);
+          ptx::bulk_load(dst, src, uint32_t(st.nrows) * bytes, full, whint);
         } else {
-          for (int r = 0; r < st.nrows; ++r) load_w(dst + uint32_t(r) * bytes, src + r * p.ldw * 2, bytes, full);
+          for (int r = 0; r < st.nrows; ++r) ptx::bulk_load(dst + uint32_t(r) * bytes, src + r * p.ldw * 2, bytes, full, whint);
         }
+        if (c.s == 0) TGEMM_RS_STAMP(2);
+        if (c.s < 32) TGEMM_RS_STAMP(80 + c.s);
       }
+      TGEMM_RS_STAMP(3);
     }
     __syncwarp();
     return;  // the consumers' named barrier does not count this warp
@@ -135,13 +142,15 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
     return dev::load_bias<T>(p.bias, p.bias_kind, r0 + t * pl.tile_rows + tid % nr);
   };
   float bias = load_bias(0);
-  // Two sums per column (the even and the odd elements of each word): half the dependent chain of one.
-  float acc[MT][2];
+  // Four sums per column (the even and the odd elements of the even and the odd words of a batch): a quarter of the
+  // dependent chain of one.
+  float acc[MT][2][2];
 #pragma unroll
-  for (int mm = 0; mm < MT; ++mm) acc[mm][0] = acc[mm][1] = 0.f;
+  for (int mm = 0; mm < MT; ++mm) acc[mm][0][0] = acc[mm][0][1] = acc[mm][1][0] = acc[mm][1][1] = 0.f;
   // This warp's rows and words of every stage of R rows (rows in several chunks: the words per chunk below).
   RsWarpPart wp = rs_warp_part(pl, pl.chunk_words, wg);
   ptx::mbar_wait(xbar, 0);
+  if (tid == 0) TGEMM_RS_STAMP(4);
 
   // Tile t's barrier and sum: each group comes here once per tile, in tile order, after its own stages of the tile
   // (before its first stage past the tile's last, or after its last stage), so every part of the tile is in its slot
@@ -173,6 +182,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
       if (pl.chunks > 1) wp = rs_warp_part(pl, st.words, wg);
       const int slot = group * SG + (c.k & (SG - 1));
       ptx::mbar_wait(full0 + 8 * uint32_t(slot), uint32_t(c.k >> sgl) & 1u);
+      if (c.k < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(16 + 8 * group + c.k);
       // Plain loads from the shared arrays (not asm), so that the compiler may batch them; the full barrier's wait is
       // a memory clobber, so none moves above it.
       const uint4* const stage = reinterpret_cast<const uint4*>(smem_dyn + slot * kRsStageBytes);
@@ -180,18 +190,32 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
       for (int r = wp.row0; r < st.nrows; r += wp.row_step) {
         const uint4* const wrow = stage + r * st.words;  // W [nrows][words]
         const uint4* const xrow = xw + st.word0;         // X [m][kw] from word0
-#pragma unroll 4
-        for (int i = wp.w_lo + lane; i < wp.w_hi; i += 32) {
-          const uint4 wv = wrow[i];
+        // A lane's words in batches of rs_batch_words: a batch's loads are all issued before its products, so one
+        // shared-memory latency is paid per batch, not per word (the loop it replaced loaded a word, then used it).
+        // Run 336 (x cuBLASLt, geometric means over the decode rows at M = 1, 2, 4, two rounds beside the old loop):
+        // the M tile 4 kernels +4 / +9 / +11% at M = 1 / 2 / 4, the M tile 2 ones +0.8 / +0.5%, the M tile 1 ones level.
+        // Words past the part load as zeros (0 x 0 adds 0).
+        constexpr int kB = rs_batch_words(MT);
+        for (int i0 = wp.w_lo + lane; i0 < wp.w_hi; i0 += 32 * kB) {
+          uint4 wv[kB];
 #pragma unroll
-          for (int mm = 0; mm < MT; ++mm)
-            if (mm < m) dev::dot8<T>(wv, xrow[mm * pl.kw + i], acc[mm]);
+          for (int j = 0; j < kB; ++j) wv[j] = i0 + 32 * j < wp.w_hi ? wrow[i0 + 32 * j] : uint4{};
+#pragma unroll
+          for (int mm = 0; mm < MT; ++mm) {
+            if (MT > 1 && mm >= m) break;  // uniform: the launch's M
+            uint4 xv[kB];
+#pragma unroll
+            for (int j = 0; j < kB; ++j) xv[j] = i0 + 32 * j < wp.w_hi ? xrow[mm * pl.kw + i0 + 32 * j] : uint4{};
+#pragma unroll
+            for (int j = 0; j < kB; ++j) dev::dot8<T>(wv[j], xv[j], acc[mm][j & 1]);
+          }
         }
         const bool last_row = r + wp.row_step >= st.nrows;
         // The stage's bytes are read: hand the slot back before the butterfly, so the producer refills it meanwhile.
         if (last_row) {
           __syncwarp();
           if (lane == 0) ptx::mbar_arrive(empty0 + 8 * uint32_t(slot));
+          if (c.k < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(48 + 8 * group + c.k);
         }
         if (st.row_end) {
           // This warp's part of the row: a fixed butterfly over the lanes (the M columns' chains side by side), then
@@ -199,8 +223,8 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
           float v[MT];
 #pragma unroll
           for (int mm = 0; mm < MT; ++mm) {
-            v[mm] = acc[mm][0] + acc[mm][1];
-            acc[mm][0] = acc[mm][1] = 0.f;
+            v[mm] = (acc[mm][0][0] + acc[mm][0][1]) + (acc[mm][1][0] + acc[mm][1][1]);
+            acc[mm][0][0] = acc[mm][0][1] = acc[mm][1][0] = acc[mm][1][1] = 0.f;
           }
 #pragma unroll
           for (int o = 16; o > 0; o >>= 1)
@@ -222,7 +246,9 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
     }
     if (c.s == t_last) finish_tile();
   }
+  if (wg == 0 && lane == 0) TGEMM_RS_STAMP(8 + group);
   while (t < tiles) finish_tile();
+  if (tid == 0) TGEMM_RS_STAMP(7);
 }
 
 }  // namespace tgemm::skinny

@@ -20,6 +20,7 @@ struct TmaParams {  // 64-byte aligned through its CUtensorMap members
   int kfull = 0;        // full 64-element units of K
   int prefetch_units = 0;  // skinny_ws_kernel only: W units (64 x BR) prefetched into L2 before the PDL wait
   int early_ring = 1;      // skinny_ws_kernel only: the first ring issued right after the PDL wait (0: from the loop)
+  int w_evict_first = 0;   // skinny_ws_kernel only: W's tensor copies carry an L2 evict_first policy (ws_w_evict_first)
   int tile_rows = 0;       // skinny_ws_kernel only: rows per tile (ws_tile_rows), <= 128 / WK; 0: 128 / WK
   CUtensorMap w3;
   CUtensorMap x3;

@@ -67,6 +67,17 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
+// tma_load_3d with an optional L2 policy (ptx::L2Policy).
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, uint32_t bar,
+                                            ptx::L2Policy h) {
+  if (!h.on) return tma_load_3d(dst, map, c0, c1, c2, bar);
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "l"(h.policy)
+      : "memory");
+}
+
 // Barrier over the 8 consumer warps only (the producer warp never arrives at it).
 __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
 }  // namespace dev
@@ -121,12 +132,13 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   // units, else unit by unit with the 2D maps (zero fill past K). A 3D box packs the units TR rows apart (the ldmatrix
   // consumers shift their swizzle phase by wk * TR; the wgmma ones get TR a multiple of 8); unit by unit they sit BR
   // rows apart in their slots.
+  const ptx::L2Policy whint = ptx::l2_policy_evict_first(tp.w_evict_first != 0);  // W is read once (skinny.cpp)
   auto load_stage = [&](int slot, int row0, int64_t u0, int64_t ue) {
     const uint32_t full = full0 + 8 * slot;
     const uint32_t st = ring + uint32_t(slot) * stage_bytes;
     if (packed(u0)) {
       ptx::mbar_arrive_expect_tx(full, uint32_t(WK) * (wload + xbytes));
-      dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full);
+      dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full, whint);
       if constexpr (kWide) {
         for (int q = 0; q < WK; ++q)
           ptx::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, full, int((u0 + q) * kTmaUnitK), 0);
@@ -138,7 +150,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       ptx::mbar_arrive_expect_tx(full, uint32_t(units) * (wload + xbytes));
       for (int q = 0; q < units; ++q) {
         const int kc = int((u0 + q) * kTmaUnitK);
-        ptx::tma_load_2d(st + q * wbytes, &tp.w, full, kc, row0);
+        ptx::tma_load_2d(st + q * wbytes, &tp.w, full, kc, row0, whint);
         ptx::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, full, kc, 0);
       }
     }
