@@ -30,3 +30,8 @@ for path in sys.argv[1:]:
         full, read = us(16 + 8 * g + k), us(48 + 8 * g + k)
         print(f" {s:2d} {us(80 + s):6.3f} {full:6.3f} {read:6.3f} {read - full:6.3f}")
     print("  groups' last stage done:", " ".join(f"{us(8 + g):.3f}" for g in range(4)))
+    ncol = len(rows[0]) - 2 - 16
+    if ncol > 144:
+        for name, e0 in (("second stage read", 128), ("last stage read", 112), ("last butterfly done", 144)):
+            print(f"  warps' {name}:", " ".join(f"{us(e0 + w):.3f}" for w in range(16)))
+        print(f"  last tile: barrier passed {us(5):.3f}, stored {us(6):.3f}")

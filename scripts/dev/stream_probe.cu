@@ -43,7 +43,7 @@
 // overlap its start as any other's). %globaltimer ticks every 256 ns on the H200 (run 333): events 0-15 get it, for
 // the launch-wide timeline; every event gets clock64, for a block's own timeline (stage by stage).
 #ifdef RS_TRACE
-constexpr int kTraceBlocks = 132, kTraceEvents = 16, kClkEvents = 112;
+constexpr int kTraceBlocks = 132, kTraceEvents = 16, kClkEvents = 160;
 __device__ unsigned long long g_trace[kTraceBlocks * kTraceEvents];
 __device__ long long g_clk[kTraceBlocks * kClkEvents];
 __device__ __forceinline__ void rs_stamp(int e) {
@@ -466,6 +466,8 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
     __syncwarp();
     if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[slot])) : "memory");
     if (j < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(48 + 8 * g + j);
+    if (lane == 0 && j == 1) TGEMM_RS_STAMP(128 + warp);
+    if (lane == 0 && i + G >= steps) TGEMM_RS_STAMP(112 + warp);
 #pragma unroll
     for (int q = 0; q < kRowsPerStage; ++q) {
       float v = acc[q][0] + acc[q][1];
@@ -473,15 +475,19 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
       for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
       if (lane == 0 && i * kRowsPerStage + q < rows) red[i * kRowsPerStage + q][wg] = v;
     }
+    if (lane == 0 && i + G >= steps) TGEMM_RS_STAMP(144 + warp);
   }
   if (wg == 0 && lane == 0) TGEMM_RS_STAMP(8 + g);
+  __syncwarp();  // bar.sync is .aligned: whole warps (run 338's trace passed it early without this)
   asm volatile("bar.sync 1, %0;" ::"n"(32 * G * W) : "memory");
+  if (tid == 0) TGEMM_RS_STAMP(5);
   if (tid < rows) {
     float v = red[tid][0];
 #pragma unroll
     for (int q = 1; q < W; ++q) v += red[tid][q];
     y[r0 + tid] = v;
   }
+  if (tid == 0) TGEMM_RS_STAMP(6);
   if (tid == 0) TGEMM_RS_STAMP(7);
 }
 

@@ -16,8 +16,10 @@
 
 // A timeline hook for scripts/dev/stream_probe.cu's trace build, which defines it to write %globaltimer stamps
 // (events: 0 entry, 1 PDL release, 2 / 3 the producer's first / last W copy issued, 4 X in shared memory, 7 the block's
-// last store, 8 + g group g's last stage done; 16 + 8 g + k / 48 + 8 g + k group g's k-th stage full / read (k < 8),
-// 80 + s stage s issued (s < 32)). Empty here: the library's code does not change.
+// last store, 5 / 6 a tile's barrier passed / stored, 8 + g group g's last stage done; 16 + 8 g + k / 48 + 8 g + k group
+// g's k-th stage full / read by its first warp (k < 8), 80 + s stage s issued (s < 32); 112 + w / 128 + w warp w's
+// last / second stage read, 144 + w its last butterfly done, where rows take one stage). Empty here: the library's
+// code does not change.
 #ifndef TGEMM_RS_STAMP
 #define TGEMM_RS_STAMP(event) ((void)0)
 #endif
@@ -48,8 +50,11 @@ __device__ __forceinline__ void dot8(uint4 w, uint4 x, float (&acc)[2]) {
   }
 }
 
-// Barrier over the consumer warps only (id 1; the producer warp never arrives at it).
+// Barrier over the consumer warps only (id 1; the producer warp never arrives at it). bar.sync is .aligned: a warp
+// must reach it whole. The __syncwarp makes sure of that after lane-0 branches (in stream_probe's trace build, whose
+// lane-0 stamps sit right before it, thread 0 passed the barrier before three groups' warps had reached it: run 338).
 __device__ __forceinline__ void rs_consumer_sync() {
+  __syncwarp();
   asm volatile("bar.sync 1, %0;" ::"n"(kRsConsumerWarps * 32) : "memory");
 }
 
@@ -159,6 +164,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   int t = 0, t_last = rs_tile_last_stage(pl, rows, 0);
   auto finish_tile = [&] {
     dev::rs_consumer_sync();
+    if (tid == 0) TGEMM_RS_STAMP(5);
     const int nr = rs_tile_rows(pl, rows, t);
     if (tid < nr * m) {
       const float* buf = slots + (t & 1) * slot_floats;
@@ -168,6 +174,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
       if (p.bias_kind) v += bias;
       dev::store_y<true>(p.y, p.out_dtype, int64_t(mm) * p.ldy + r0 + t * pl.tile_rows + r, v);
     }
+    if (tid == 0) TGEMM_RS_STAMP(6);
     bias = load_bias(t + 1);
     // No second barrier: tile t + 1 writes the other buffer, and tile t + 2 (this one's) only after every thread has
     // passed tile t + 1's barrier, i.e. after its reads above.
@@ -216,6 +223,8 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
           __syncwarp();
           if (lane == 0) ptx::mbar_arrive(empty0 + 8 * uint32_t(slot));
           if (c.k < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(48 + 8 * group + c.k);
+          if (lane == 0 && c.k == 1) TGEMM_RS_STAMP(128 + warp);
+          if (lane == 0 && c.s + kRsGroups >= stages) TGEMM_RS_STAMP(112 + warp);
         }
         if (st.row_end) {
           // This warp's part of the row: a fixed butterfly over the lanes (the M columns' chains side by side), then
@@ -237,6 +246,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
             for (int mm = 0; mm < MT; ++mm)
               if (mm < m) buf[rs_slot(pl, MT, rt, wp.part, mm)] = v[mm];
           }
+          if (lane == 0 && c.s + kRsGroups >= stages) TGEMM_RS_STAMP(144 + warp);
         }
       }
       if (wp.row0 >= st.nrows) {  // no row of this stage (the last stage of a block, or R = 3, 5, 6, 7)
