@@ -352,7 +352,7 @@ class SkinnyKernel final : public Kernel {
     rp.op = operands_of(a);
     rp.plan = rs_plan(p.k, cfg_.max_m);
     const int sms = current_sm_count();
-    rp.blocks = rs_blocks(p.n, rs_block_cap(cfg_.rs_blocks > 0 && cfg_.rs_blocks < sms ? cfg_.rs_blocks : sms));
+    rp.blocks = rs_blocks(p.n, std::min(rs_block_cap(sms), cfg_.rs_blocks > 0 ? cfg_.rs_blocks : sms));
     rp.group_stages_log2 = rs_group_stages_log2();
     rp.w_evict_first = rs_w_evict_first();
     // Alone on its SM (kWsSoloSmemBytes, as the ws kernels: under PDL the next grid's blocks would otherwise share it).
