@@ -34,4 +34,5 @@ for path in sys.argv[1:]:
     if ncol > 144:
         for name, e0 in (("second stage read", 128), ("last stage read", 112), ("last butterfly done", 144)):
             print(f"  warps' {name}:", " ".join(f"{us(e0 + w):.3f}" for w in range(16)))
-        print(f"  last tile: barrier passed {us(5):.3f}, stored {us(6):.3f}")
+        # BAR.SYNC.DEFER_BLOCKING: the stamp after the barrier runs at arrival, before the barrier completes.
+        print(f"  last tile: thread 0 at its barrier {us(5):.3f}, stored {us(6):.3f}")

@@ -478,7 +478,7 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
     if (lane == 0 && i + G >= steps) TGEMM_RS_STAMP(144 + warp);
   }
   if (wg == 0 && lane == 0) TGEMM_RS_STAMP(8 + g);
-  __syncwarp();  // bar.sync is .aligned: whole warps (run 338's trace passed it early without this)
+  __syncwarp();  // bar.sync is .aligned: whole warps (as rs_consumer_sync)
   asm volatile("bar.sync 1, %0;" ::"n"(32 * G * W) : "memory");
   if (tid == 0) TGEMM_RS_STAMP(5);
   if (tid < rows) {
@@ -679,6 +679,34 @@ int main(int argc, char** argv) {
       const float f = at32 ? rs_us(128, false, 1, 30) : 0.f, g = at32 ? rs_us(128, false, 1, 320) : 0.f;
       CK(cudaGetLastError());
       std::printf("%zu,%d,%.0f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", bytes >> 20, launches, cref, a, b, c, d, e, f, g);
+    }
+    return 0;
+  }
+  // `stream_probe inflight`: gemv_groups<4, 4, SG> at SG = 1, 2, 3 (64, 128, 192 KB of W in flight per SM) and
+  // <2, 8, 3> (96 KB), 128 blocks, at 32 and 48 MiB: whether a deeper ring than the row-stream kernel's 2 per group pays.
+  if (argc > 1 && std::string(argv[1]) == "inflight") {
+    std::printf("size_MB,copy_GBps,g4w4s1_us,g4w4s2_us,g4w4s3_us,g2w8s3_us,g4w4s1_pct,g4w4s2_pct,g4w4s3_pct,g2w8s3_pct\n");
+    double cref = 0;
+    constexpr size_t kDeepSmem = 200 << 10;  // 12 stages of 16 KB
+    for (size_t bytes : {size_t(2) << 30, size_t(32) << 20, size_t(48) << 20}) {
+      const std::pair<int, int> rot = rotation(bytes);
+      const int sets = rot.first, launches = rot.second;
+      const float cp = copy_us(bytes, sets, launches);
+      if (cref == 0) cref = bytes / (cp * 1e-6) / 1e9;
+      if (bytes > (size_t(1) << 30)) continue;
+      auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / cref; };
+      const int n = int(bytes / 8192);
+      auto run = [&](auto kernel, int threads, size_t smem) {
+        return graph_us([&](int i, cudaStream_t st) {
+          launch(kernel, 128, threads, smem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes), n,
+                 static_cast<const char*>(xbuf), reinterpret_cast<float*>(dst + size_t(i % sets) * bytes));
+        }, launches, s);
+      };
+      const float a = run(gemv_groups<4, 4, 1>, 32 * 17, kSoloSmem), b = run(gemv_groups<4, 4, 2>, 32 * 17, kSoloSmem),
+                  c = run(gemv_groups<4, 4, 3>, 32 * 17, kDeepSmem), d = run(gemv_groups<2, 8, 3>, 32 * 17, kSoloSmem);
+      CK(cudaGetLastError());
+      std::printf("%zu,%.0f,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f\n", bytes >> 20, cref, a, b, c, d, pct(a), pct(b), pct(c),
+                  pct(d));
     }
     return 0;
   }

@@ -16,7 +16,8 @@
 
 // A timeline hook for scripts/dev/stream_probe.cu's trace build, which defines it to write %globaltimer stamps
 // (events: 0 entry, 1 PDL release, 2 / 3 the producer's first / last W copy issued, 4 X in shared memory, 7 the block's
-// last store, 5 / 6 a tile's barrier passed / stored, 8 + g group g's last stage done; 16 + 8 g + k / 48 + 8 g + k group
+// last store, 5 / 6 a tile's barrier reached / stored (BAR.SYNC defers its wait to a later instruction, so the stamp
+// right after it may run before the barrier completes), 8 + g group g's last stage done; 16 + 8 g + k / 48 + 8 g + k group
 // g's k-th stage full / read by its first warp (k < 8), 80 + s stage s issued (s < 32); 112 + w / 128 + w warp w's
 // last / second stage read, 144 + w its last butterfly done, where rows take one stage). Empty here: the library's
 // code does not change.
@@ -50,9 +51,9 @@ __device__ __forceinline__ void dot8(uint4 w, uint4 x, float (&acc)[2]) {
   }
 }
 
-// Barrier over the consumer warps only (id 1; the producer warp never arrives at it). bar.sync is .aligned: a warp
-// must reach it whole. The __syncwarp makes sure of that after lane-0 branches (in stream_probe's trace build, whose
-// lane-0 stamps sit right before it, thread 0 passed the barrier before three groups' warps had reached it: run 338).
+// Barrier over the consumer warps only (id 1; the producer warp never arrives at it). bar.sync is .aligned: all threads
+// of a warp must execute it together, and after the lane-0 branches before it the __syncwarp makes that explicit (one
+// WARPSYNC per tile).
 __device__ __forceinline__ void rs_consumer_sync() {
   __syncwarp();
   asm volatile("bar.sync 1, %0;" ::"n"(kRsConsumerWarps * 32) : "memory");
