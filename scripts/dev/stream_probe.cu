@@ -572,6 +572,19 @@ int main(int argc, char** argv) {
                       cudaMemcpyDeviceToDevice, st);
     }, launches, s);
   };
+  // The modes' size loop: the 2 GB copy first (each list starts with it: the % of copy reference, cref), then per size
+  // its operand sets rotated past the L2 and the launches per graph; body returns nonzero to stop (a CUDA error).
+  auto for_sizes = [&](std::initializer_list<size_t> sizes, auto&& body) {
+    double cref = 0;
+    for (size_t bytes : sizes) {
+      const std::pair<int, int> rot = rotation(bytes);
+      const float cp = copy_us(bytes, rot.first, rot.second);
+      if (cref == 0) cref = bytes / (cp * 1e-6) / 1e9;
+      if (bytes > (size_t(1) << 30)) continue;
+      if (const int rc = body(bytes, rot.first, rot.second, cref)) return rc;
+    }
+    return 0;
+  };
   double ref = 0;
   // The library's m1 row-stream kernel over W [n][4096] bf16 at src + set * bytes, X [1][4096] (xbuf, or rotated: dst +
   // set * bytes + 1 MiB), Y [1][n] bf16 at dst + set * bytes; `blocks` as TGEMM_SKINNY_RS_BLOCKS would set them.
@@ -662,13 +675,8 @@ int main(int argc, char** argv) {
   // graphs of 30 (the bench's length there) and 320 launches instead of 64.
   if (argc > 1 && std::string(argv[1]) == "rs") {
     std::printf("size_MB,launches,copy_GBps,probe_us,rs128_us,rs132_us,rs128_xrot_us,rs128_nohint_us,rs128_L30_us,rs128_L320_us\n");
-    double cref = 0;
-    for (size_t bytes : {size_t(2) << 30, size_t(16) << 20, size_t(32) << 20, size_t(48) << 20, size_t(64) << 20}) {
-      const std::pair<int, int> rot = rotation(bytes);
-      const int sets = rot.first, launches = rot.second;
-      const float cp = copy_us(bytes, sets, launches);
-      if (cref == 0) cref = bytes / (cp * 1e-6) / 1e9;
-      if (bytes > (size_t(1) << 30)) continue;
+    const std::initializer_list<size_t> sizes = {size_t(2) << 30, size_t(16) << 20, size_t(32) << 20, size_t(48) << 20, size_t(64) << 20};
+    return for_sizes(sizes, [&](size_t bytes, int sets, int launches, double cref) {
       auto rs_us = [&](int blocks, bool xrot, int hint, int len) {
         return graph_us([&](int i, cudaStream_t st) { rs_launch(bytes, i % sets, blocks, xrot, hint, st); }, len, s);
       };
@@ -679,21 +687,16 @@ int main(int argc, char** argv) {
       const float f = at32 ? rs_us(128, false, 1, 30) : 0.f, g = at32 ? rs_us(128, false, 1, 320) : 0.f;
       CK(cudaGetLastError());
       std::printf("%zu,%d,%.0f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", bytes >> 20, launches, cref, a, b, c, d, e, f, g);
-    }
-    return 0;
+      return 0;
+    });
   }
   // `stream_probe inflight`: gemv_groups<4, 4, SG> at SG = 1, 2, 3 (64, 128, 192 KB of W in flight per SM) and
   // <2, 8, 3> (96 KB), 128 blocks, at 32 and 48 MiB: whether a deeper ring than the row-stream kernel's 2 per group pays.
   if (argc > 1 && std::string(argv[1]) == "inflight") {
     std::printf("size_MB,copy_GBps,g4w4s1_us,g4w4s2_us,g4w4s3_us,g2w8s3_us,g4w4s1_pct,g4w4s2_pct,g4w4s3_pct,g2w8s3_pct\n");
-    double cref = 0;
     constexpr size_t kDeepSmem = 200 << 10;  // 12 stages of 16 KB
-    for (size_t bytes : {size_t(2) << 30, size_t(32) << 20, size_t(48) << 20}) {
-      const std::pair<int, int> rot = rotation(bytes);
-      const int sets = rot.first, launches = rot.second;
-      const float cp = copy_us(bytes, sets, launches);
-      if (cref == 0) cref = bytes / (cp * 1e-6) / 1e9;
-      if (bytes > (size_t(1) << 30)) continue;
+    const std::initializer_list<size_t> sizes = {size_t(2) << 30, size_t(32) << 20, size_t(48) << 20};
+    return for_sizes(sizes, [&](size_t bytes, int sets, int launches, double cref) {
       auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / cref; };
       const int n = int(bytes / 8192);
       auto run = [&](auto kernel, int threads, size_t smem) {
@@ -707,20 +710,15 @@ int main(int argc, char** argv) {
       CK(cudaGetLastError());
       std::printf("%zu,%.0f,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f\n", bytes >> 20, cref, a, b, c, d, pct(a), pct(b), pct(c),
                   pct(d));
-    }
-    return 0;
+      return 0;
+    });
   }
   // `stream_probe scale`: gemv_groups<4, 4, 2> and <1, 8, 4> at 128 blocks over 16-128 MiB (N = MiB * 128 rows of K =
   // 4096): us per launch, for a fit of a fixed cost and a per-byte rate beside the row-stream kernel's at the same sizes.
   if (argc > 1 && std::string(argv[1]) == "scale") {
     std::printf("size_MB,n,copy_GBps,g4w4s2_us,g1w8s4_us\n");
-    double cref = 0;
-    for (size_t bytes : {size_t(2) << 30, size_t(16) << 20, size_t(32) << 20, size_t(64) << 20, size_t(128) << 20}) {
-      const std::pair<int, int> rot = rotation(bytes);
-      const int sets = rot.first, launches = rot.second;
-      const float cp = copy_us(bytes, sets, launches);
-      if (cref == 0) cref = bytes / (cp * 1e-6) / 1e9;
-      if (bytes > (size_t(1) << 30)) continue;
+    const std::initializer_list<size_t> sizes = {size_t(2) << 30, size_t(16) << 20, size_t(32) << 20, size_t(64) << 20, size_t(128) << 20};
+    return for_sizes(sizes, [&](size_t bytes, int sets, int launches, double cref) {
       const int n = int(bytes / 8192);
       auto run = [&](auto kernel, int threads) {
         return graph_us([&](int i, cudaStream_t st) {
@@ -731,22 +729,16 @@ int main(int argc, char** argv) {
       const float a = run(gemv_groups<4, 4, 2>, 32 * 17), b = run(gemv_groups<1, 8, 4>, 32 * 9);
       CK(cudaGetLastError());
       std::printf("%.0f,%d,%.0f,%.3f,%.3f\n", bytes / mb, n, cref, a, b);
-    }
-    return 0;
+      return 0;
+    });
   }
   // `stream_probe groups`: gemv_groups<G, W, SG> (1, 8, 4: gemv_rows; 4, 4, 2: the row-stream kernel's structure) at
   // 32 and 48 MiB, 128 and one block per SM.
   if (groups_only) {
     std::printf("size_MB,blocks,copy_GBps,g1w8s4_pct,g4w4s2_pct,g4w4s1_pct,g2w8s2_pct,g2w4s2_pct,g4w2s2_pct,"
                 "g2w8s1_pct,g8w2s1_pct\n");
-    double cref = 0;
-    for (size_t bytes : {size_t(2) << 30, size_t(32) << 20, size_t(48) << 20}) {
-      const std::pair<int, int> rot = rotation(bytes);
-      const int sets = rot.first, launches = rot.second;
-      const float cp = copy_us(bytes, sets, launches);
-      const double cgb = bytes / (cp * 1e-6) / 1e9;
-      if (cref == 0) cref = cgb;
-      if (bytes > (size_t(1) << 30)) continue;
+    const std::initializer_list<size_t> sizes = {size_t(2) << 30, size_t(32) << 20, size_t(48) << 20};
+    return for_sizes(sizes, [&](size_t bytes, int sets, int launches, double cref) {
       auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / cref; };
       const int n = int(bytes / 8192);
       for (int blocks : {128, sms}) {
@@ -765,8 +757,8 @@ int main(int argc, char** argv) {
         std::printf("%.0f,%d,%.0f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n", bytes / mb, blocks, cref, pct(b),
                     pct(c), pct(d), pct(e), pct(f), pct(g), pct(h), pct(k));
       }
-    }
-    return 0;
+      return 0;
+    });
   }
   // `stream_probe gemv`: only the GEMV variants (gemv_ring, gemv_rows) and the ring they ride, at 32 and 48 MiB.
   if (gemv_only) {
