@@ -120,7 +120,8 @@ bool ws_early_ring() {
 
 // The persistent kernels' W tensor copies evict_first in L2, as the row-stream kernels' (rs_w_evict_first). Run 333
 // (decode bench in graph replay, two rounds each way, alternated): +2.05% on average over the 44 decode rows whose pick
-// is a ws kernel, 43 of them faster; the 16 other rows +0.07%. TGEMM_SKINNY_WS_W_EVICT_FIRST=0 turns it off (A/B timing).
+// is a ws kernel, 43 of them faster; the 16 other rows +0.07%. TGEMM_SKINNY_WS_W_EVICT_FIRST=0 turns it off (A/B
+// timing).
 int ws_w_evict_first() {
   static const int v = env_int("TGEMM_SKINNY_WS_W_EVICT_FIRST", 1) == 0 ? 0 : 1;
   return v;

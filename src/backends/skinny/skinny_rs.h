@@ -283,8 +283,8 @@ constexpr int64_t rs_max_smem_bytes(int mt) {
 // 1 KB for the barriers and the 1 KB the driver reserves: one block in the 228 KB of an SM.
 static_assert(rs_max_smem_bytes(1) + 2048 <= 228 * 1024 && rs_max_smem_bytes(4) + 2048 <= 228 * 1024, "shared memory");
 
-// Words per lane that the consumers load before multiplying (skinny_rs_kernel.cuh): W's and M tile X's, 16 bytes each, in
-// registers at once; 8 for the M tile 1 (a 4096-long row's half is 8 words per lane: one batch).
+// Words per lane that the consumers load before multiplying (skinny_rs_kernel.cuh): W's and M tile X's, 16 bytes
+// each, in registers at once; 8 for the M tile 1 (a 4096-long row's half is 8 words per lane: one batch).
 constexpr int rs_batch_words(int mt) { return mt == 1 ? 8 : 4; }
 
 // Blocks of a launch: one per SM, no more than rows.

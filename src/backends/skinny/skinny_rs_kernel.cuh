@@ -14,13 +14,13 @@
 #include "core/pdl.cuh"
 #include "core/ptx.cuh"
 
-// A timeline hook for scripts/dev/stream_probe.cu's trace build, which defines it to write %globaltimer stamps
-// (events: 0 entry, 1 PDL release, 2 / 3 the producer's first / last W copy issued, 4 X in shared memory, 7 the block's
-// last store, 5 / 6 a tile's barrier reached / stored (BAR.SYNC defers its wait to a later instruction, so the stamp
-// right after it may run before the barrier completes), 8 + g group g's last stage done; 16 + 8 g + k / 48 + 8 g + k group
-// g's k-th stage full / read by its first warp (k < 8), 80 + s stage s issued (s < 32); 112 + w / 128 + w warp w's
-// last / second stage read, 144 + w its last butterfly done, where rows take one stage). Empty here: the library's
-// code does not change.
+// A timeline hook for scripts/dev/stream_probe.cu's trace build, which defines it to write clock64 and %globaltimer
+// stamps. Events: 0 entry, 1 PDL release, 2 / 3 the producer's first / last W copy issued, 4 X in shared memory,
+// 5 / 6 a tile's barrier reached / stored (BAR.SYNC defers its wait to a later instruction, so the stamp right after
+// it may run before the barrier completes), 7 the block's last store, 8 + g group g's last stage done,
+// 16 + 8 g + k / 48 + 8 g + k group g's k-th stage full / read by its first warp (k < 8), 80 + s stage s issued
+// (s < 32), 112 + w / 128 + w warp w's last / second stage read, 144 + w its last butterfly done (where rows take one
+// stage). Empty here: the library's code does not change.
 #ifndef TGEMM_RS_STAMP
 #define TGEMM_RS_STAMP(event) ((void)0)
 #endif
@@ -129,7 +129,8 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
         if (contiguous) {
           ptx::bulk_load(dst, src, uint32_t(st.nrows) * bytes, full, whint);
         } else {
-          for (int r = 0; r < st.nrows; ++r) ptx::bulk_load(dst + uint32_t(r) * bytes, src + r * p.ldw * 2, bytes, full, whint);
+          for (int r = 0; r < st.nrows; ++r)
+            ptx::bulk_load(dst + uint32_t(r) * bytes, src + r * p.ldw * 2, bytes, full, whint);
         }
         if (c.s == 0) TGEMM_RS_STAMP(2);
         if (c.s < 32) TGEMM_RS_STAMP(80 + c.s);
@@ -201,7 +202,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
         // A lane's words in batches of rs_batch_words: a batch's loads are all issued before its products, so one
         // shared-memory latency is paid per batch, not per word (the loop it replaced loaded a word, then used it).
         // Run 336 (x cuBLASLt, geometric means over the decode rows at M = 1, 2, 4, two rounds beside the old loop):
-        // the M tile 4 kernels +4 / +9 / +11% at M = 1 / 2 / 4, the M tile 2 ones +0.8 / +0.5%, the M tile 1 ones level.
+        // the M tile 4 kernels +4 / +9 / +11% at M = 1 / 2 / 4, the M tile 2 ones +0.8 / +0.5%, the M tile 1 level.
         // Words past the part load as zeros (0 x 0 adds 0).
         constexpr int kB = rs_batch_words(MT);
         for (int i0 = wp.w_lo + lane; i0 < wp.w_hi; i0 += 32 * kB) {
