@@ -64,9 +64,9 @@ int rs_group_stages_log2() {
 // bias, the kernel's code). Run 331 (graph replay, x cuBLASLt, the 12 M = 1 decode rows, two rounds): m1 geometric mean
 // 1.050 -> 1.065, m1_b128 1.067 -> 1.080, 11 of 12 rows up (1 x 6144 x 4096 +1.8%, 1 x 3584 x 3584 +2.5%).
 // TGEMM_SKINNY_RS_W_EVICT_FIRST=0 turns it off (A/B timing).
-int rs_w_evict_first() {
-  static const int v = env_int("TGEMM_SKINNY_RS_W_EVICT_FIRST", 1) == 0 ? 0 : 1;
-  return v;
+bool rs_w_evict_first() {
+  static const bool on = env_switch("TGEMM_SKINNY_RS_W_EVICT_FIRST");
+  return on;
 }
 
 // The row-stream kernels' grid: one block per SM, or TGEMM_SKINNY_RS_BLOCKS=n blocks at most (A/B timing: in
@@ -122,9 +122,9 @@ bool ws_early_ring() {
 // (decode bench in graph replay, two rounds each way, alternated): +2.05% on average over the 44 decode rows whose pick
 // is a ws kernel, 43 of them faster; the 16 other rows +0.07%. TGEMM_SKINNY_WS_W_EVICT_FIRST=0 turns it off (A/B
 // timing).
-int ws_w_evict_first() {
-  static const int v = env_int("TGEMM_SKINNY_WS_W_EVICT_FIRST", 1) == 0 ? 0 : 1;
-  return v;
+bool ws_w_evict_first() {
+  static const bool on = env_switch("TGEMM_SKINNY_WS_W_EVICT_FIRST");
+  return on;
 }
 
 // The smallest K the "auto" ws kernels split across blocks (skinny_config.h, kWsMinSplitK), or
@@ -241,7 +241,7 @@ class SkinnyKernel final : public Kernel {
                            ws_stage_cap(p.m, int(sh.block_rows), kBlockRowsMax >> sh.wk_log2));
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       tp.early_ring = ws_early_ring() ? 1 : 0;
-      tp.w_evict_first = ws_w_evict_first();
+      tp.w_evict_first = ws_w_evict_first() ? 1 : 0;
       tp.tile_rows = int(sh.block_rows);  // the slot's 128 / WK rows, fewer with balanced tiles (ws_tile_rows)
       if (sh.s > 1) {
         if (sh.s > kWsMaxSplits)  // the last block's sum holds at most that many slots (skinny_ws_kernel.cuh)
@@ -355,7 +355,7 @@ class SkinnyKernel final : public Kernel {
     const int sms = current_sm_count();
     rp.blocks = rs_blocks(p.n, std::min(rs_block_cap(sms), cfg_.rs_blocks > 0 ? cfg_.rs_blocks : sms));
     rp.group_stages_log2 = rs_group_stages_log2();
-    rp.w_evict_first = rs_w_evict_first();
+    rp.w_evict_first = rs_w_evict_first() ? 1 : 0;
     // Alone on its SM (kWsSoloSmemBytes, as the ws kernels: under PDL the next grid's blocks would otherwise share it).
     const int dyn = int(std::max<int64_t>(rs_smem_bytes(rp.plan, cfg_.max_m, int(p.m), rp.group_stages_log2), kWsSoloSmemBytes));
     const int dyn_max = int(rs_max_smem_bytes(cfg_.max_m));
