@@ -187,5 +187,43 @@ TEST(CublasLtLimits, LargeOutputAndFourGiBOperand) {
   }
 }
 
+// An error left in the runtime's last-error slot by the caller's own code is neither reported as a tgemm kernel's
+// failure nor taken from the caller (core/launch_error.h): each backend's launch path runs and is checked with the
+// slot holding an earlier failed cudaMalloc's error, which the caller then still finds there.
+TEST(DispatchGpu, AStaleCudaErrorIsNotTheKernels) {
+  std::unique_ptr<Dispatcher> d;
+  TGEMM_OK(untabled_dispatcher(&d));
+  const Registry& r = Registry::get();
+  int ran = 0;
+  for (const char* name : {"skinny_bf16_m1_rs_i64", "skinny_bf16_m16_ws_skauto_i64", "skinny_bf16_m16_ws_sk2_i64",
+                           "sm90_bf16_128x128x64_s5_c1x1_etma_pp_i64", "cublaslt"}) {
+    const Kernel* k = r.find(name);
+    ASSERT_NE(k, nullptr) << name;
+    Case c{1, 4096, 4096, DType::bf16, DType::bf16, 1};
+    if (k->backend() == Backend::sm90) c = Case{300, 264, 200, DType::bf16, DType::bf16, 1};
+    Guarded g;
+    TGEMM_OK(make_guarded(c, 83, &g));
+    ASSERT_TRUE(k->can_implement(g.args().p).ok()) << name;
+    // A first run loads the kernel's module and makes its one-time calls (shared-memory opt-in), so that the checked
+    // run below is a launch on a warm path, as in an engine's steady state.
+    TGEMM_OK(d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, nullptr));
+    TGEMM_OK(bench::poison(g.yv, nullptr));
+    CUDA_OK(cudaDeviceSynchronize());
+    void* p = nullptr;
+    ASSERT_NE(cudaMalloc(&p, size_t(1) << 62), cudaSuccess);  // leaves cudaErrorMemoryAllocation in the slot
+    const Status s = d->run_kernel(*k, g.xv, g.wv, g.bias(), g.yv, nullptr);
+    const cudaError_t left = cudaGetLastError();  // read before any other call: the bench helpers below check the slot
+    TGEMM_OK(s);
+    EXPECT_EQ(left, cudaErrorMemoryAllocation) << name << ": the caller's error was taken";
+    CUDA_OK(cudaDeviceSynchronize());
+    bench::Compare cmp;
+    TGEMM_OK(bench::compare(g.args(), bench::default_tol(c.out), &cmp, nullptr));
+    EXPECT_EQ(cmp.unwritten, 0) << name << ": " << cmp.to_string();
+    EXPECT_EQ(cmp.not_close, 0) << name << ": " << cmp.to_string();
+    ++ran;
+  }
+  EXPECT_EQ(ran, 5);
+}
+
 }  // namespace
 }  // namespace tgemm::testing

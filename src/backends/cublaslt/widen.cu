@@ -2,6 +2,7 @@
 
 #include "backends/cublaslt/cublaslt.h"
 #include "core/dtype.cuh"
+#include "core/launch_error.h"
 
 namespace tgemm::cublaslt_detail {
 
@@ -15,8 +16,9 @@ __global__ void widen_kernel(const T* __restrict__ in, int64_t n, float* __restr
 
 Status widen_to_fp32(const void* in, DType t, int64_t n, float* out, cudaStream_t stream) {
   unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 1024));
-  visit_dtype(t, [&]<class T>() { widen_kernel<T><<<blocks, 256, 0, stream>>>(static_cast<const T*>(in), n, out); });
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+  cudaError_t e = cudaSuccess;
+  visit_dtype(t, [&]<class T>() { e = launch_plain(widen_kernel<T>, blocks, 256, stream, static_cast<const T*>(in), n, out); });
+  if (e != cudaSuccess)
     return {StatusCode::cuda_error, std::string("bias widen launch: ") + cudaGetErrorString(e)};
   return Status::Ok();
 }

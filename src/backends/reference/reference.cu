@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/dtype.cuh"
+#include "core/launch_error.h"
 #include "registry/registry.h"
 
 namespace tgemm {
@@ -61,8 +62,7 @@ __global__ void fill_kernel(const Bias* __restrict__ bias, Out* __restrict__ y, 
   }
 }
 
-Status launch_status(const char* what) {
-  cudaError_t e = cudaGetLastError();
+Status launch_status(const char* what, cudaError_t e) {
   if (e != cudaSuccess) return {StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorString(e)};
   return Status::Ok();
 }
@@ -80,8 +80,8 @@ Status gemm_typed(const GemmArgs& a, int64_t row0, int64_t rows, Out* y, int64_t
     const In* x = static_cast<const In*>(a.x) + row0 * p.ldx;
     const In* w = static_cast<const In*>(a.w);
     auto go = [&]<class Bias>(const Bias* bias) {
-      gemm_kernel<In, Bias, Out><<<unsigned(tiles), kThreads, 0, stream>>>(x, w, bias, y, rows, p.n, p.k, p.ldx, p.ldw, ldy);
-      return launch_status("reference gemm launch");
+      return launch_status("reference gemm launch", launch_plain(gemm_kernel<In, Bias, Out>, unsigned(tiles), kThreads, stream, x,
+                                                                   w, bias, y, rows, p.n, p.k, p.ldx, p.ldw, ldy));
     };
     if (!a.bias) return go(static_cast<const float*>(nullptr));
     return visit_dtype(p.bias_dtype, [&]<class Bias>() { return go(static_cast<const Bias*>(a.bias)); });
@@ -97,8 +97,8 @@ Status fill_bias(const GemmArgs& a, cudaStream_t stream) {
   return visit_dtype(p.out_dtype, [&]<class Out>() {
     Out* y = static_cast<Out*>(a.y);
     auto go = [&]<class Bias>(const Bias* bias) {
-      fill_kernel<Bias, Out><<<unsigned(blocks), 256, 0, stream>>>(bias, y, p.m, p.n, p.ldy);
-      return launch_status("fill_bias launch");
+      return launch_status("fill_bias launch", launch_plain(fill_kernel<Bias, Out>, unsigned(blocks), 256, stream, bias, y, p.m,
+                                                            p.n, p.ldy));
     };
     if (!a.bias) return go(static_cast<const float*>(nullptr));
     return visit_dtype(p.bias_dtype, [&]<class Bias>() { return go(static_cast<const Bias*>(a.bias)); });

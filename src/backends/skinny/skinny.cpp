@@ -17,6 +17,7 @@
 #include "core/env.h"
 #include "core/per_device.h"
 #include "core/smem_optin.h"
+#include "core/launch_error.h"
 #include "core/split_counters.h"
 #include "core/tensor_map.h"
 #include "registry/registry.h"
@@ -318,8 +319,7 @@ class SkinnyKernel final : public Kernel {
     lc.attrs = na ? attr : nullptr;
     lc.numAttrs = na;
     void* args[] = {arg};
-    cudaError_t e = cudaLaunchKernelExC(&lc, fn_, args);
-    if (e == cudaSuccess) e = cudaGetLastError();
+    const cudaError_t e = launch_result(cudaLaunchKernelExC(&lc, fn_, args));
     if (e != cudaSuccess)
       return Status(StatusCode::cuda_error, name_ + ": launch of " + std::to_string(lc.gridDim.x) + " blocks (cluster " +
                                                 std::to_string(cluster) + ") failed: " + cudaGetErrorName(e) + ": " +
@@ -363,7 +363,7 @@ class SkinnyKernel final : public Kernel {
       return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
     cudaLaunchConfig_t lc = {};
     lc.gridDim = dim3(unsigned(rp.blocks), 1, 1);
-    lc.blockDim = dim3(kRsThreads, 1, 1);
+    lc.blockDim = dim3(unsigned(rs_threads(cfg_.max_m)), 1, 1);
     lc.dynamicSmemBytes = size_t(dyn);
     return launch(lc, stream, &rp, 1);
   }

@@ -18,6 +18,7 @@
 #include "backends/sm90/sm90_kernel_base.h"
 #include "backends/sm90/sm90_split_plan.h"
 #include "core/env.h"
+#include "core/launch_error.h"
 #include "core/per_device.h"
 #include "core/split_counters.h"
 #include "core/tensor_map.h"
@@ -157,7 +158,7 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes,
     cfg.attrs = attr;
     cfg.numAttrs = 1;
   }
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, gemm_kernel<T>, tx, tw, ty, ep, uint32_t(p.k));
+  const cudaError_t e = launch_result(cudaLaunchKernelEx(&cfg, gemm_kernel<T>, tx, tw, ty, ep, uint32_t(p.k)));
   if (e != cudaSuccess) return cuda_status("launch", e);
   return Status::Ok();
 }

@@ -122,7 +122,7 @@ class SwapAbKernel final : public Sm90KernelBase {
     cfg.stream = stream;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    if (cudaError_t e = cudaLaunchKernelEx(&cfg, swapab_kernel<T>, tx, tw, ep, uint32_t(p.k)); e != cudaSuccess)
+    if (cudaError_t e = launch_result(cudaLaunchKernelEx(&cfg, swapab_kernel<T>, tx, tw, ep, uint32_t(p.k))); e != cudaSuccess)
       return cuda_status("swapab launch", e);
     return Status::Ok();
   }
