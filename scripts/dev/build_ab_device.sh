@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One device call that A/B-times a compile-time switch: two builds of tgemm_cli (A: as is; B: with AB_FLAGS added to
-# the CUDA flags), then `tgemm bench` with the same forced kernels from each build in turn (AB_REPS rounds, A first,
-# each process interleaving its kernels with cuBLASLt, so x cuBLASLt compares across the builds), and optional ncu
-# cases (M,N,K,bias|kernel) from each build. Logs in $OUT/ab_logs.tgz.
+# the CUDA and the C++ flags, so that host and device agree on constants such as TGEMM_RS_GROUPS), then `tgemm bench`
+# with the same forced kernels from each build in turn (AB_REPS rounds, A first, each process interleaving its kernels
+# with cuBLASLt, so x cuBLASLt compares across the builds), and optional ncu cases (M,N,K,bias|kernel) from each
+# build. Logs in $OUT/ab_logs.tgz.
 #   AB_FLAGS="-DTGEMM_MBAR_SUSPEND_NS=10000000" AB_SHAPES=a.csv AB_KERNELS=k1,k2 [AB_SHAPES2=b.csv AB_KERNELS2=k3] \
 #     [AB_NCU="8192,6144,1280,True|k1"] [AB_TESTS="--gtest_filter=Kernels.*" AB_TEST_BUILDS="a b"] bash scripts/dev/build_ab_device.sh
 #   (carry .deps)
@@ -13,7 +14,7 @@ TGT="--target tgemm_cli"; [ -n "${AB_TESTS:-}" ] && TGT="$TGT --target tgemm_gpu
 for v in a b; do
   flags=""; [ $v = b ] && flags="${AB_FLAGS:-}"
   cmake -S . -B build-ab-$v $GEN -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_GTEST_SOURCE="$PWD/.deps/googletest" \
-    -DTGEMM_BUILD_PYTHON=OFF "-DCMAKE_CUDA_FLAGS=$flags" > $D/build_$v.log 2>&1 &&
+    -DTGEMM_BUILD_PYTHON=OFF "-DCMAKE_CUDA_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags" > $D/build_$v.log 2>&1 &&
     cmake --build build-ab-$v -j 16 $TGT >> $D/build_$v.log 2>&1 || { tail -30 $D/build_$v.log; exit 1; }
   el build_$v 0
 done

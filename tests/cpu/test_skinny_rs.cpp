@@ -35,7 +35,7 @@ void walk(int64_t n, int64_t k, int mt, int m, int64_t g, Walk& out) {
     // slot writes since the tile's buffer was last read: (tile, row in tile, part, m) -> count
     std::map<std::tuple<int, int, int, int>, int> slots;
     std::vector<int> owner_of_row(size_t(rows), -1);
-    int next_seq[kRsGroups] = {};
+    int next_seq[kRsMaxGroups] = {};
     RsCursor c = rs_cursor(pl, rows);
     for (int s = 0; s < stages; ++s, rs_advance(pl, rows, c)) {
       // The producer walks the cursor; it must agree with the closed forms. (The consumers' tile ends are
@@ -55,7 +55,7 @@ void walk(int64_t n, int64_t k, int mt, int m, int64_t g, Walk& out) {
       ASSERT_GT(st.words, 0);
       out.max_stage_bytes = std::max(out.max_stage_bytes, st.nrows * st.words * 16);
       const int owner = rs_owner(pl, s);
-      ASSERT_LT(owner, kRsGroups);
+      ASSERT_LT(owner, pl.groups);
       // Each group's stages take its ring's slots in turn (0, 1, 2, ...): the group waits on every round of each of
       // its slots, so an mbarrier's parity always names the round it waits for.
       ASSERT_EQ(rs_group_seq(pl, s), next_seq[owner]++) << "stage " << s;
@@ -68,10 +68,20 @@ void walk(int64_t n, int64_t k, int mt, int m, int64_t g, Walk& out) {
       for (int wg = 0; wg < kRsStageWarps; ++wg) {
         const RsWarpPart wp = rs_warp_part(pl, pl.chunks > 1 ? st.words : pl.chunk_words, wg);
         ASSERT_LT(wp.part, pl.parts);
+        // X in registers: the kernel loads words w_lo + lane + 32 j (j < rs_batch_words) of X's row once, from the
+        // warp's first part, and multiplies them in every stage: the lane's words must be those in every stage and row.
+        const RsWarpPart wp0 = rs_warp_part(pl, pl.chunk_words, wg);
+        const bool x_regs = rs_x_in_registers(pl, mt, wp0);
+        if (x_regs) {
+          ASSERT_EQ(st.word0, 0) << "stage " << s;
+          ASSERT_EQ(wp.w_lo, wp0.w_lo);
+          ASSERT_EQ(wp.w_hi, wp0.w_hi);
+        }
         for (int r = wp.row0; r < st.nrows; r += wp.row_step) {
           const int64_t row = r0 + st.row + r;
           for (int lane = 0; lane < 32; ++lane)
             for (int i = wp.w_lo + lane; i < wp.w_hi; i += 32) {
+              if (x_regs) ASSERT_LT((i - wp0.w_lo - lane) / 32, rs_batch_words(mt)) << "a word past the lane's registers";
               const int64_t word = st.word0 + i;
               ASSERT_LT(word, pl.kw);
               ASSERT_EQ(seen[size_t(row * pl.kw + word)]++, 0) << "row " << row << " word " << word;
@@ -108,7 +118,7 @@ void walk(int64_t n, int64_t k, int mt, int m, int64_t g, Walk& out) {
     const int rows = int(rs_block_row(n, g, b + 1) - r0);
     const int stages = rs_block_stages(pl, rows);
     std::vector<int> visits(size_t(stages), 0);
-    for (int grp = 0; grp < kRsGroups; ++grp) {
+    for (int grp = 0; grp < pl.groups; ++grp) {
       int prev = -1;
       for (RsGroupCursor c = rs_group_cursor(pl, rows, grp); c.s < stages; rs_group_advance(pl, rows, c)) {
         ASSERT_GT(c.s, prev);
@@ -156,13 +166,25 @@ TEST(SkinnyRs, PlanOfTheDecodeShapes) {
   EXPECT_EQ(d.tile_rows, 64);
   EXPECT_EQ(rs_blocks(4096, 132), 132);
   EXPECT_EQ(rs_blocks(7, 132), 7);
+  // The M tile 1: three groups (13 warps with the producer, at most 4 on a scheduler), X in registers where a warp's
+  // part of a row is one batch of 8 words per lane (K = 4096: 256 words a part; K = 8192: 256; K = 1024: whole rows
+  // of 128 words); not where the part is longer (K = 2728: rows of 341 words, one warp each) or rows take chunks.
+  EXPECT_EQ(a.groups, 3);
+  EXPECT_EQ(rs_threads(1), 13 * 32);
+  EXPECT_EQ(b.groups, 4);
+  EXPECT_EQ(rs_threads(4), 17 * 32);
+  for (int64_t k : {4096, 8192, 1024, 3584})
+    EXPECT_TRUE(rs_x_in_registers(rs_plan(k, 1), 1, rs_warp_part(rs_plan(k, 1), rs_plan(k, 1).chunk_words, 0))) << k;
+  for (int64_t k : {2728, 14336})
+    EXPECT_FALSE(rs_x_in_registers(rs_plan(k, 1), 1, rs_warp_part(rs_plan(k, 1), rs_plan(k, 1).chunk_words, 0))) << k;
+  EXPECT_FALSE(rs_x_in_registers(a, 2, rs_warp_part(a, a.chunk_words, 0)));  // the M tiles 2 and 4 keep X in shared memory
 }
 
 TEST(SkinnyRs, PlanMultipliesEveryWordOnceAndFillsEverySlot) {
   const std::vector<std::tuple<int64_t, int64_t>> nk = {
       {1, 8},       {3, 8},      {7, 4096},    {1031, 1048}, {1024, 4096}, {133, 4096}, {300, 1280},
       {1000, 512},  {513, 1024}, {77, 8200},   {40, 14336},  {9, 18944},   {5, 24576},  {1032, 8216},
-      {4104, 1048}, {260, 2056}, {65, 16392},  {3, 45056}, {2, 22528}};
+      {4104, 1048}, {260, 2056}, {65, 16392},  {3, 45056}, {2, 22528}, {131, 2728}, {257, 3584}};
   for (int mt : {1, 2, 4})
     for (auto [n, k] : nk) {
       if (k * 2 * mt > kRsMaxXBytes) continue;  // max_k of the M tile
@@ -214,7 +236,7 @@ TEST(SkinnyRs, RingIsAlignedInsideTheLaunchsSharedMemory) {
   for (int mt : {1, 2, 4})
     for (int64_t k : {int64_t(8), int64_t(4096), int64_t(14336)}) {
       const RsPlan pl = rs_plan(k, mt);
-      const int64_t body = (int64_t(kRsGroups) << kRsGroupStagesLog2) * kRsStageBytes + int64_t(mt) * pl.kw * 16 +
+      const int64_t body = (int64_t(pl.groups) << kRsGroupStagesLog2) * kRsStageBytes + int64_t(mt) * pl.kw * 16 +
                            2 * int64_t(rs_slot_floats(pl, mt)) * 4;
       EXPECT_GE(rs_smem_bytes(pl, mt, mt) - (kSmemAlign - 16), body) << mt << " " << k;
     }

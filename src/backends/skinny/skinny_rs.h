@@ -10,7 +10,8 @@
 //  - a row of K * 2 <= 16 KB: R = min(16, 1024 / KW) whole rows per stage (KW = K / 8 sixteen-byte words per row),
 //    one bulk copy per stage where ldw == K (rows contiguous), else one per row;
 //  - a longer row: C = ceil(KW / 1024) stages of about KW / C words each, one stage per chunk.
-// The 16 consumer warps are kRsGroups (4) groups of kRsStageWarps (4); a stage is multiplied by one group (rs_owner). In
+// The consumer warps are rs_groups(M tile) (3 or 4) groups of kRsStageWarps (4); a stage is multiplied by one group
+// (rs_owner). In
 // it, R = 1, 2 or 4 rows take 4 / R warps each (warp w: row w / (4 / R), part w % (4 / R) of the row's words); other R
 // take one warp per row (rows w, w + 4, ...). A lane multiplies words lane, lane + 32, ... of its part with the
 // same words of X (whole in shared memory) in fp32, and its sums for a row carry over that row's chunks. At a
@@ -28,7 +29,7 @@ namespace tgemm::skinny {
 inline constexpr int kRsStageBytes = 16 * 1024;
 inline constexpr int kRsStageWords = kRsStageBytes / 16;
 inline constexpr int kRsMaxStageRows = 16;   // short rows: at most 16 per stage
-// The consumer warps form kRsGroups groups; group g takes the stages rs_owner assigns it, so that the groups multiply
+// The consumer warps form groups (rs_groups); group g takes the stages rs_owner assigns it, so that the groups multiply
 // different stages at once. With all 8 warps on every stage (run 296) a stage's latency (wait, products, the row's
 // butterfly, the slot) set the pace: 0.43x cuBLASLt at 1 x 4096 x 4096 (m1), and slower with the M tile; two groups of 4
 // warps, the slot handed back before the butterfly: 0.97x (run 299). Nsight Compute there: one instruction per 3.1
@@ -41,12 +42,29 @@ inline constexpr int kRsMaxStageRows = 16;   // short rows: at most 16 per stage
 // shape, streams at 83% of copy there (run 322): what costs the 8-warp walk here is not known. The probe in this
 // kernel's own layout (gemv_groups<4, 4, 2>) is the best of eight layouts at 32 MiB (85% of copy, run 329), and this
 // kernel streams at its rate with ~1.1 us more fixed cost per launch (run 330, 16-128 MiB).
-inline constexpr int kRsGroups = 4;
-inline constexpr int kRsGroupsLog2 = 2;
+//
+// The M tile 1 has three groups since session 40: 13 warps, so at most 4 on each of the SM's four schedulers, whose
+// register files (16384 each) then give 128 registers a thread; with 17 warps one scheduler holds 5 and a thread gets
+// 96 (a 120-register build failed to launch, cudaErrorLaunchOutOfResources, run 343). The registers keep a lane's X
+// words (rs_x_in_registers). stream_probe.cu (graph replay, 128 blocks): gemv_groups<3, 4, 2> streams as <4, 4, 2>
+// does (9.26 / 9.28 us at 32 MiB, 13.36 / 13.27 at 48, run 345); the library's m1 kernel with three groups alone as
+// with four (10.29 / 10.29 us at 32 MiB, run 346), with X in registers 9.98 (-3.0%; 16 / 48 / 64 MiB -5.0 / -2.9 /
+// -2.4%). In the decode bench (run 347, graph replay, x cuBLASLt over the 12 layers at M = 1, two rounds beside the
+// four-group build): m1_rs_b128 +2.8% (11 of 12 up), m1_rs +4.1%. The M tiles 2 and 4 keep four groups: with three
+// (and X in shared memory) they lost 1.2% (m2 at M = 2) and 2.7% (m4 at M = 4) there.
+// TGEMM_RS_GROUPS_M1=4 (host and device flags alike) builds the M tile 1 with four groups, for A/B timing.
+#ifndef TGEMM_RS_GROUPS_M1
+#define TGEMM_RS_GROUPS_M1 3
+#endif
+inline constexpr int kRsMaxGroups = 4;
+constexpr int rs_groups(int mt) { return mt == 1 ? TGEMM_RS_GROUPS_M1 : 4; }
+static_assert(rs_groups(1) >= 1 && rs_groups(1) <= kRsMaxGroups, "groups");
 inline constexpr int kRsStageWarps = 4;  // warps per stage
-inline constexpr int kRsConsumerWarps = kRsGroups * kRsStageWarps;
-inline constexpr int kRsThreads = (kRsConsumerWarps + 1) * 32;  // + the producer warp
-static_assert(1 << kRsGroupsLog2 == kRsGroups, "a power of two");
+constexpr int rs_consumer_warps(int mt) { return rs_groups(mt) * kRsStageWarps; }
+constexpr int rs_threads(int mt) { return (rs_consumer_warps(mt) + 1) * 32; }  // + the producer warp
+// X of the M tile 1 in registers (skinny_rs_kernel.cuh) takes 32 more a thread: only where at most 4 warps share a
+// scheduler.
+constexpr bool rs_x_registers(int mt) { return mt == 1 && rs_consumer_warps(mt) + 1 <= 16; }
 // Rings: each group has its own ring of stages (rs_group_seq), so that a group waits on every round of its slots. An
 // mbarrier wait tells phases apart by parity only: with one ring shared by stages of both groups, a group whose slot
 // went to the other group in between could take the round before its own as complete (a hang on the GPU, run 297).
@@ -58,7 +76,7 @@ static_assert(1 << kRsGroupsLog2 == kRsGroups, "a power of two");
 // 4096 x 14336 (0.912), where a group's row takes two chunks one after the other. A power of two, so that a slot and
 // its round cost no division.
 inline constexpr int kRsGroupStagesLog2 = 1;
-inline constexpr int kRsStages = kRsGroups << kRsGroupStagesLog2;  // the most a launch has
+inline constexpr int kRsMaxStages = kRsMaxGroups << kRsGroupStagesLog2;  // the most a launch has
 inline constexpr int kRsOutputsPerTile = 256;  // at most one output per consumer thread per tile
 // X whole in shared memory: M * K * 2 bytes at most (M = 4: K <= 11264; M = 1: K <= 45056), beside the 128 KB ring.
 inline constexpr int kRsMaxXBytes = 88 * 1024;
@@ -74,10 +92,12 @@ struct RsPlan {
   int parts = 1;        // warps per row: kRsStageWarps / R for R = 1, 2, 4, else 1 (a power of two)
   int parts_log2 = 0;
   int tile_rows = 1;    // TR: rows per epilogue tile, a multiple of R, TR * M tile <= kRsOutputsPerTile
+  int groups = 4;       // rs_groups(M tile)
 };
 
 constexpr RsPlan rs_plan(int64_t k, int mt) {
   RsPlan p;
+  p.groups = rs_groups(mt);
   p.kw = k / 8 > 1 ? int(k / 8) : 1;
   if (p.kw <= kRsStageWords) {
     p.rows = kRsStageWords / p.kw < kRsMaxStageRows ? kRsStageWords / p.kw : kRsMaxStageRows;
@@ -107,16 +127,16 @@ constexpr int rs_block_stages(const RsPlan& p, int rows) {
 
 // The group of consumer warps that multiplies stage s: by row where rows take several chunks (a lane's sums carry
 // over the chunks of its row), else by stage.
-constexpr int rs_owner(const RsPlan& p, int s) { return (p.chunks > 1 ? s / p.chunks : s) & (kRsGroups - 1); }
+constexpr int rs_owner(const RsPlan& p, int s) { return (p.chunks > 1 ? s / p.chunks : s) % p.groups; }
 
 // Where stage s sits in its group's sequence of stages (0, 1, 2, ... in the order of s): its slot in the group's ring
 // is seq % depth and its round seq / depth.
 constexpr int rs_group_seq(const RsPlan& p, int s) {
   if (p.chunks > 1) {
     const int q = s / p.chunks;
-    return q / kRsGroups * p.chunks + (s - q * p.chunks);
+    return q / p.groups * p.chunks + (s - q * p.chunks);
   }
-  return s / kRsGroups;
+  return s / p.groups;
 }
 
 // Stage s of a block with `rows` rows; rows counted from the block's first.
@@ -182,11 +202,11 @@ constexpr void rs_group_advance(const RsPlan& p, int rows, RsGroupCursor& c) {
     chunk = c.st.chunk + 1;
     if (chunk == p.chunks) {
       chunk = 0;
-      c.q += kRsGroups;
+      c.q += p.groups;
     }
     c.s = c.q * p.chunks + chunk;
   } else {
-    c.q += kRsGroups;
+    c.q += p.groups;
     c.s = c.q;
   }
   c.st = rs_stage_of(p, rows, c.q, chunk);
@@ -242,7 +262,7 @@ constexpr int rs_max_slot_floats(int mt) { return kRsOutputsPerTile / mt * kRsSt
 // 1 x 6144 x 4096 from 0.982 to 1.080 by this alignment alone.
 // Dynamic shared memory of a launch: the alignment pad, ring, X (m rows of K), two slot buffers; 16-byte aligned pieces.
 constexpr int64_t rs_smem_bytes(const RsPlan& p, int mt, int m, int group_stages_log2 = kRsGroupStagesLog2) {
-  return kSmemAlign + (int64_t(kRsGroups) << group_stages_log2) * kRsStageBytes + int64_t(m) * p.kw * 16 +
+  return kSmemAlign + (int64_t(p.groups) << group_stages_log2) * kRsStageBytes + int64_t(m) * p.kw * 16 +
          2 * int64_t(rs_slot_floats(p, mt)) * 4;
 }
 // The walk of a block's stages in order, one step at a time (no divisions; the kernel's producer uses it, the CPU
@@ -258,8 +278,8 @@ struct RsCursor {
 };
 
 constexpr void rs_cursor_finish(const RsPlan& p, RsCursor& c) {
-  c.owner = c.q & (kRsGroups - 1);
-  c.seq = p.chunks > 1 ? (c.q >> kRsGroupsLog2) * p.chunks + c.st.chunk : c.q >> kRsGroupsLog2;
+  c.owner = c.q % p.groups;
+  c.seq = p.chunks > 1 ? (c.q / p.groups) * p.chunks + c.st.chunk : c.q / p.groups;
 }
 
 constexpr RsCursor rs_cursor(const RsPlan& p, int rows) {
@@ -278,7 +298,7 @@ constexpr void rs_advance(const RsPlan& p, int rows, RsCursor& c) {
 }
 
 constexpr int64_t rs_max_smem_bytes(int mt) {
-  return kSmemAlign + int64_t(kRsStages) * kRsStageBytes + kRsMaxXBytes + 2 * int64_t(rs_max_slot_floats(mt)) * 4;
+  return kSmemAlign + (int64_t(rs_groups(mt)) << kRsGroupStagesLog2) * kRsStageBytes + kRsMaxXBytes + 2 * int64_t(rs_max_slot_floats(mt)) * 4;
 }
 // 1 KB for the barriers and the 1 KB the driver reserves: one block in the 228 KB of an SM.
 static_assert(rs_max_smem_bytes(1) + 2048 <= 228 * 1024 && rs_max_smem_bytes(4) + 2048 <= 228 * 1024, "shared memory");
@@ -286,6 +306,13 @@ static_assert(rs_max_smem_bytes(1) + 2048 <= 228 * 1024 && rs_max_smem_bytes(4) 
 // Words per lane that the consumers load before multiplying (skinny_rs_kernel.cuh): W's and M tile X's, 16 bytes
 // each, in registers at once; 8 for the M tile 1 (a 4096-long row's half is 8 words per lane: one batch).
 constexpr int rs_batch_words(int mt) { return mt == 1 ? 8 : 4; }
+
+// Whether a warp keeps its lanes' words of X in registers (rs_x_registers): M tile 1, rows in one stage (every stage's
+// rows start at word 0) and the warp's part of a row in one batch, so that a lane multiplies the same words of X in
+// every stage and every row it takes.
+constexpr bool rs_x_in_registers(const RsPlan& p, int mt, const RsWarpPart& wp) {
+  return rs_x_registers(mt) && p.chunks == 1 && wp.w_hi - wp.w_lo <= 32 * rs_batch_words(mt);
+}
 
 // Blocks of a launch: one per SM, no more than rows.
 constexpr int64_t rs_blocks(int64_t n, int sms) { return n < sms ? n : sms; }

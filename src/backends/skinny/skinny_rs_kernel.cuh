@@ -1,7 +1,7 @@
 // skinny backend: the row-stream kernels (M <= 4). Included by the per-dtype instantiation files only.
 //
 // The plan (which rows, stages, warps and words) is skinny_rs.h, shared with the CPU tests; this file only walks it.
-// One block per SM (grid rs_blocks), kRsConsumerWarps (16) consumer warps in kRsGroups groups, and a producer warp
+// One block per SM (grid rs_blocks), rs_consumer_warps(MT) consumer warps in rs_groups(MT) groups, and a producer warp
 // whose lane 0 issues 1D bulk copies: X (M rows of K) once into shared memory, then the block's stages of W into the
 // groups' rings of 1 << RsParams::group_stages_log2 stages of 16 KB each. Everything is read after the PDL wait:
 // stream_probe.cu's L2 prefetch of 32 KB per block before the wait lost 9 points (session 33).
@@ -54,27 +54,28 @@ __device__ __forceinline__ void dot8(uint4 w, uint4 x, float (&acc)[2]) {
 // Barrier over the consumer warps only (id 1; the producer warp never arrives at it). bar.sync is .aligned: all threads
 // of a warp must execute it together, and after the lane-0 branches before it the __syncwarp makes that explicit (one
 // WARPSYNC per tile).
+template <int kThreads>
 __device__ __forceinline__ void rs_consumer_sync() {
   __syncwarp();
-  asm volatile("bar.sync 1, %0;" ::"n"(kRsConsumerWarps * 32) : "memory");
+  asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory");
 }
 
 }  // namespace dev
 
 // Dynamic shared memory: rs_smem_bytes(plan, MT, m) (ring, then X, then two slot buffers), at least the solo floor.
 template <class T, int MT>
-__global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_constant__ RsParams rp) {
+__global__ void __launch_bounds__(rs_threads(MT), 1) skinny_rs_kernel(const __grid_constant__ RsParams rp) {
   static_assert(MT >= 1 && MT <= kRsMaxTileM, "M tile");
   static_assert(kRsStageBytes % 16 == 0 && kRsOutputsPerTile % MT == 0, "stage and tile");
-  static_assert(kRsConsumerWarps % kRsGroups == 0, "groups of whole warps");
+  constexpr int kG = rs_groups(MT), kConsumerWarps = rs_consumer_warps(MT);
   const int sgl = rp.group_stages_log2, SG = 1 << sgl;  // group g's slot j is ring slot g * SG + j
   const Params& p = rp.op;
   const RsPlan& pl = rp.plan;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  __shared__ uint64_t bars[2 * kRsStages + 1];  // full[0..G SG), empty[kRsStages..), X
+  __shared__ uint64_t bars[2 * kRsMaxStages + 1];  // full[0..G SG), empty[kRsMaxStages..), X
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const RsRole role = warp == kRsConsumerWarps ? RsRole::producer : RsRole::consumer;
+  const RsRole role = warp == kConsumerWarps ? RsRole::producer : RsRole::consumer;
   const int group = warp / kRsStageWarps, wg = warp % kRsStageWarps;
   const int m = p.m;
   const int64_t r0 = rs_block_row(p.n, rp.blocks, blockIdx.x);
@@ -82,20 +83,20 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   const int stages = rs_block_stages(pl, rows);
   unsigned char* const smem_dyn = smem_raw + smem_align_pad(ptx::smem_addr(smem_raw));  // skinny_rs.h: the alignment
   const uint32_t ring = ptx::smem_addr(smem_dyn);
-  const int ring_bytes = (kRsGroups << sgl) * kRsStageBytes;
+  const int ring_bytes = (kG << sgl) * kRsStageBytes;
   const uint32_t xs = ring + ring_bytes;  // X [m][kw] words
   const uint4* const xw = reinterpret_cast<const uint4*>(smem_dyn + ring_bytes);
   float* const slots = reinterpret_cast<float*>(smem_dyn + ring_bytes + int64_t(m) * pl.kw * 16);
   const int slot_floats = rs_slot_floats(pl, MT);
-  const uint32_t full0 = ptx::smem_addr(&bars[0]), empty0 = ptx::smem_addr(&bars[kRsStages]);
-  const uint32_t xbar = ptx::smem_addr(&bars[2 * kRsStages]);
+  const uint32_t full0 = ptx::smem_addr(&bars[0]), empty0 = ptx::smem_addr(&bars[kRsMaxStages]);
+  const uint32_t xbar = ptx::smem_addr(&bars[2 * kRsMaxStages]);
   // A stage's ring slot and round (the parity its barriers' waits name).
   auto slot_of = [&](const RsCursor& c) { return c.owner * SG + (c.seq & (SG - 1)); };
   auto round_of = [&](const RsCursor& c) { return c.seq >> sgl; };
 
   if (tid == 0) TGEMM_RS_STAMP(0);
   if (role == RsRole::producer && lane == 0) {
-    for (int i = 0; i < kRsGroups * SG; ++i) {
+    for (int i = 0; i < kG * SG; ++i) {
       ptx::mbar_init(full0 + 8 * i, 1);
       ptx::mbar_init(empty0 + 8 * i, kRsStageWarps);
     }
@@ -156,8 +157,20 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   for (int mm = 0; mm < MT; ++mm) acc[mm][0][0] = acc[mm][0][1] = acc[mm][1][0] = acc[mm][1][1] = 0.f;
   // This warp's rows and words of every stage of R rows (rows in several chunks: the words per chunk below).
   RsWarpPart wp = rs_warp_part(pl, pl.chunk_words, wg);
+  constexpr int kB = rs_batch_words(MT);
   ptx::mbar_wait(xbar, 0);
   if (tid == 0) TGEMM_RS_STAMP(4);
+  // X [kB] words of this lane, where they are the same in every stage (rs_x_in_registers): the stage loop then reads
+  // only W from shared memory. Run 346 (stream_probe rs, m1): -3.0% per launch at 32 MiB.
+  const bool x_regs = rs_x_in_registers(pl, MT, wp);
+  uint4 xr[kB];  // read only where MT == 1
+  if constexpr (MT == 1) {
+#pragma unroll
+    for (int j = 0; j < kB; ++j) {
+      const int i = wp.w_lo + lane + 32 * j;
+      xr[j] = x_regs && i < wp.w_hi ? xw[i] : uint4{};
+    }
+  }
 
   // Tile t's barrier and sum: each group comes here once per tile, in tile order, after its own stages of the tile
   // (before its first stage past the tile's last, or after its last stage), so every part of the tile is in its slot
@@ -165,7 +178,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
   const int tiles = rs_tiles(pl, rows);
   int t = 0, t_last = rs_tile_last_stage(pl, rows, 0);
   auto finish_tile = [&] {
-    dev::rs_consumer_sync();
+    dev::rs_consumer_sync<kConsumerWarps * 32>();
     if (tid == 0) TGEMM_RS_STAMP(5);
     const int nr = rs_tile_rows(pl, rows, t);
     if (tid < nr * m) {
@@ -204,7 +217,14 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
         // Run 336 (x cuBLASLt, geometric means over the decode rows at M = 1, 2, 4, two rounds beside the old loop):
         // the M tile 4 kernels +4 / +9 / +11% at M = 1 / 2 / 4, the M tile 2 ones +0.8 / +0.5%, the M tile 1 level.
         // Words past the part load as zeros (0 x 0 adds 0).
-        constexpr int kB = rs_batch_words(MT);
+        if (MT == 1 && x_regs) {
+          const int i0 = wp.w_lo + lane;
+          uint4 wv[kB];
+#pragma unroll
+          for (int j = 0; j < kB; ++j) wv[j] = i0 + 32 * j < wp.w_hi ? wrow[i0 + 32 * j] : uint4{};
+#pragma unroll
+          for (int j = 0; j < kB; ++j) dev::dot8<T>(wv[j], xr[j], acc[0][j & 1]);
+        } else
         for (int i0 = wp.w_lo + lane; i0 < wp.w_hi; i0 += 32 * kB) {
           uint4 wv[kB];
 #pragma unroll
@@ -226,7 +246,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
           if (lane == 0) ptx::mbar_arrive(empty0 + 8 * uint32_t(slot));
           if (c.k < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(48 + 8 * group + c.k);
           if (lane == 0 && c.k == 1) TGEMM_RS_STAMP(128 + warp);
-          if (lane == 0 && c.s + kRsGroups >= stages) TGEMM_RS_STAMP(112 + warp);
+          if (lane == 0 && c.s + kG >= stages) TGEMM_RS_STAMP(112 + warp);
         }
         if (st.row_end) {
           // This warp's part of the row: a fixed butterfly over the lanes (the M columns' chains side by side), then
@@ -248,7 +268,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) skinny_rs_kernel(const __grid_c
             for (int mm = 0; mm < MT; ++mm)
               if (mm < m) buf[rs_slot(pl, MT, rt, wp.part, mm)] = v[mm];
           }
-          if (lane == 0 && c.s + kRsGroups >= stages) TGEMM_RS_STAMP(144 + warp);
+          if (lane == 0 && c.s + kG >= stages) TGEMM_RS_STAMP(144 + warp);
         }
       }
       if (wp.row0 >= st.nrows) {  // no row of this stage (the last stage of a block, or R = 3, 5, 6, 7)
