@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <string>
@@ -491,6 +492,123 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
   if (tid == 0) TGEMM_RS_STAMP(7);
 }
 
+// gemv_groups<G, W, SG> with the stages handed out at run time (session 40): a stage (two rows of K = 4096) is a unit;
+// block b takes units b, b + B, ... for its first kStatic units (no atomics), then claims the rest one at a time from
+// ctr[0] (one claim in flight ahead of its use), so that a block on a fast SM takes more of the tail. A group sums its
+// stage's rows at once (named barrier 2 + g over its W warps) and stores them; the last block's producer to find no unit
+// left resets ctr[0..1] for the next launch. run 339's trace: the blocks' exits spread over 3.5 us, the launch ends at
+// the slowest. Run 344: slower at every size (32 MiB: 10.04 us with every unit claimed, 9.28 with 8 static units a block,
+// against 9.20 for gemv_groups; the same bits as gemv_groups). The spread is mostly noise from launch to launch (per
+// block: 250 ns systematic, 550 ns launch to launch), which claims cannot balance, and a claim's round trip delays the
+// stage it names.
+template <int G, int W, int SG, int kStatic>
+__global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_dyn(const char* __restrict__ w, int n, const char* x, float* y,
+                                                                 unsigned* ctr) {
+  using ring::bulk;
+  using ring::expect;
+  using ring::init_bar;
+  using ring::sa;
+  using ring::wait;
+  using ring::kStageBytes;
+  constexpr int kK = 4096, kRowWords = kK / 8, kR = kStageBytes / (kK * 2);
+  constexpr int kPasses = kStageBytes / 16 / (32 * W), kPassesPerRow = kPasses / kR;
+  static_assert(kPasses * 32 * W * 16 == kStageBytes && kPassesPerRow >= 1, "whole passes per row");
+  extern __shared__ __align__(1024) unsigned char buf[];
+  __shared__ __align__(8) uint64_t full[G * SG], empty[G * SG], xbar;
+  __shared__ __align__(128) unsigned char xs[kK * 2];
+  __shared__ int unit_of[G * SG];
+  __shared__ float red[G][2][kR][W];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int U = n / kR, B = gridDim.x, ks = U / B < kStatic ? U / B : kStatic;
+  if (tid == 0) {
+    for (int i = 0; i < G * SG; ++i) {
+      init_bar(&full[i], 1);
+      init_bar(&empty[i], W);
+    }
+    init_bar(&xbar, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (warp == G * W) {
+    if (lane == 0) {
+      expect(&xbar, kK * 2);
+      bulk(xs, x, kK * 2, &xbar);
+      int next = ks > 0 ? -1 : B * ks + int(atomicAdd(ctr, 1u));
+      for (int j = 0;; ++j) {
+        int u;
+        if (j < ks) {
+          u = int(blockIdx.x) + B * j;
+          if (j == ks - 1) next = B * ks + int(atomicAdd(ctr, 1u));
+        } else {
+          u = next;
+          if (u < U) next = B * ks + int(atomicAdd(ctr, 1u));
+        }
+        const int g = j % G, q = j / G, slot = g * SG + q % SG;
+        if (q >= SG) wait(&empty[slot], ((q / SG) - 1) & 1);
+        if (u >= U) {  // no unit left: every group's next slot gets the end mark
+          for (int e = 0; e < G; ++e) {
+            const int je = j + e, ge = je % G, qe = je / G, se = ge * SG + qe % SG;
+            if (e > 0 && qe >= SG) wait(&empty[se], ((qe / SG) - 1) & 1);
+            unit_of[se] = -1;
+            asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&full[se])) : "memory");
+          }
+          if (atomicAdd(ctr + 1, 1u) == unsigned(B - 1)) {
+            ctr[0] = 0;
+            ctr[1] = 0;
+          }
+          break;
+        }
+        unit_of[slot] = u;
+        expect(&full[slot], kStageBytes);
+        bulk(buf + size_t(slot) * kStageBytes, w + size_t(u) * kStageBytes, kStageBytes, &full[slot]);
+      }
+    }
+    return;
+  }
+  const int g = warp / W, wg = warp % W, gt = wg * 32 + lane;
+  wait(&xbar, 0);
+  for (int q = 0;; ++q) {
+    const int slot = g * SG + q % SG;
+    wait(&full[slot], (q / SG) & 1);
+    const int u = unit_of[slot];
+    if (u < 0) break;
+    const uint4* st = reinterpret_cast<const uint4*>(buf + size_t(slot) * kStageBytes);
+    float acc[kR][2] = {};
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int word = pass * 32 * W + gt;
+      const uint4 wv = st[word];
+      const uint4 xv = reinterpret_cast<const uint4*>(xs)[word % kRowWords];
+      const uint32_t wa[4] = {wv.x, wv.y, wv.z, wv.w}, xa[4] = {xv.x, xv.y, xv.z, xv.w};
+      float* a = acc[pass / kPassesPerRow];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        a[0] = fmaf(__uint_as_float(wa[c] << 16), __uint_as_float(xa[c] << 16), a[0]);
+        a[1] = fmaf(__uint_as_float(wa[c] & 0xffff0000u), __uint_as_float(xa[c] & 0xffff0000u), a[1]);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[slot])) : "memory");
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+      float v = acc[r][0] + acc[r][1];
+#pragma unroll
+      for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (lane == 0) red[g][q & 1][r][wg] = v;
+    }
+    __syncwarp();
+    asm volatile("bar.sync %0, %1;" ::"r"(2 + g), "n"(32 * W) : "memory");
+    if (gt < kR) {
+      float v = red[g][q & 1][gt][0];
+#pragma unroll
+      for (int c = 1; c < W; ++c) v += red[g][q & 1][gt][c];
+      y[size_t(u) * kR + gt] = v;
+    }
+  }
+}
+
 // Dynamic shared memory of the one-block-per-SM variants: a second block does not fit beside it (kWsSoloSmemBytes).
 constexpr size_t kSoloSmem = 150 << 10;
 
@@ -607,7 +725,7 @@ int main(int argc, char** argv) {
                                                   tgemm::skinny::kWsSoloSmemBytes));
   auto rs_launch = [&](size_t bytes, int set, int blocks, bool xrot, int hint, cudaStream_t st) {
     const RsParams rp = rs_params(bytes, set, blocks, xrot, hint);
-    launch(tgemm::skinny::skinny_rs_kernel<__nv_bfloat16, 1>, int(rp.blocks), tgemm::skinny::kRsThreads, rs_smem, true, st, rp);
+    launch(tgemm::skinny::skinny_rs_kernel<__nv_bfloat16, 1>, int(rp.blocks), tgemm::skinny::rs_threads(1), rs_smem, true, st, rp);
   };
   auto probe_launch = [&](size_t bytes, int set, int blocks, cudaStream_t st) {
     launch(gemv_groups<4, 4, 2>, blocks, 32 * 17, kSoloSmem, true, st, static_cast<const char*>(src + size_t(set) * bytes),
@@ -687,6 +805,88 @@ int main(int argc, char** argv) {
       const float f = at32 ? rs_us(128, false, 1, 30) : 0.f, g = at32 ? rs_us(128, false, 1, 320) : 0.f;
       CK(cudaGetLastError());
       std::printf("%zu,%d,%.0f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", bytes >> 20, launches, cref, a, b, c, d, e, f, g);
+      return 0;
+    });
+  }
+  // `stream_probe dyn`: gemv_dyn<4, 4, 2, S> (units claimed at run time after S static ones; S = 0, 2, 4, 8) beside
+  // gemv_groups<4, 4, 2>, 128 and 132 blocks, 16-64 MiB; first a check that each writes the same bits as gemv_groups
+  // on set 0 filled with a pattern.
+  if (argc > 1 && std::string(argv[1]) == "dyn") {
+    unsigned* ctr = nullptr;
+    CK(cudaMalloc(&ctr, 64));
+    CK(cudaMemset(ctr, 0, 64));
+    {
+      const size_t bytes = size_t(32) << 20;
+      const int n = int(bytes / 8192);
+      std::vector<uint16_t> hw(bytes / 2), hx(4096);
+      for (size_t i = 0; i < hw.size(); ++i) hw[i] = uint16_t(0x3c00 + (((i * 2654435761u) >> 7) & 0x3ff)) ^ (i & 1 ? 0x8000 : 0);
+      for (size_t i = 0; i < hx.size(); ++i) hx[i] = uint16_t(0x3a00 + ((i * 40503u) & 0x1ff));
+      char* xchk = dst + pool - (1 << 20);
+      CK(cudaMemcpy(src, hw.data(), bytes, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(xchk, hx.data(), 8192, cudaMemcpyHostToDevice));
+      float *y0 = reinterpret_cast<float*>(dst), *y1 = reinterpret_cast<float*>(dst + (size_t(64) << 20));
+      launch(gemv_groups<4, 4, 2>, 128, 32 * 17, kSoloSmem, false, s, static_cast<const char*>(src), n,
+             static_cast<const char*>(xchk), y0);
+      std::vector<float> a(n), b(n);
+      CK(cudaMemcpyAsync(a.data(), y0, n * 4, cudaMemcpyDeviceToHost, s));
+      auto check = [&](const char* name, auto kernel, int blocks) {
+        CK(cudaMemsetAsync(y1, 0xff, n * 4, s));
+        for (int rep = 0; rep < 3; ++rep)
+          launch(kernel, blocks, 32 * 17, kSoloSmem, true, s, static_cast<const char*>(src), n, static_cast<const char*>(xchk), y1, ctr);
+        CK(cudaMemcpyAsync(b.data(), y1, n * 4, cudaMemcpyDeviceToHost, s));
+        unsigned c[2];
+        CK(cudaMemcpyAsync(c, ctr, 8, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        std::printf("check %s blocks %d: %s, y[0] %g, counters left %u %u\n", name, blocks,
+                    std::memcmp(a.data(), b.data(), n * 4) == 0 ? "same bits" : "DIFFERENT", a[0], c[0], c[1]);
+        return 0;
+      };
+      check("dyn0", gemv_dyn<4, 4, 2, 0>, 128);
+      check("dyn4", gemv_dyn<4, 4, 2, 4>, 128);
+      check("dyn4", gemv_dyn<4, 4, 2, 4>, 132);
+      check("dyn8", gemv_dyn<4, 4, 2, 8>, 100);
+      CK(cudaMemset(src, 1, bytes));
+    }
+    std::printf("size_MB,copy_GBps,groups_us,dyn0_us,dyn2_us,dyn4_us,dyn8_us,dyn4_b132_us,groups_pct,dyn0_pct,dyn2_pct,dyn4_pct,dyn8_pct,dyn4_b132_pct\n");
+    const std::initializer_list<size_t> sizes = {size_t(2) << 30, size_t(16) << 20, size_t(32) << 20, size_t(48) << 20, size_t(64) << 20};
+    return for_sizes(sizes, [&](size_t bytes, int sets, int launches, double cref) {
+      auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / cref; };
+      const int n = int(bytes / 8192);
+      auto run = [&](auto kernel, int blocks, auto... extra) {
+        return graph_us([&](int i, cudaStream_t st) {
+          launch(kernel, blocks, 32 * 17, kSoloSmem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes), n,
+                 static_cast<const char*>(xbuf), reinterpret_cast<float*>(dst + size_t(i % sets) * bytes), extra...);
+        }, launches, s);
+      };
+      const float a = run(gemv_groups<4, 4, 2>, 128), b = run(gemv_dyn<4, 4, 2, 0>, 128, ctr), c = run(gemv_dyn<4, 4, 2, 2>, 128, ctr),
+                  d = run(gemv_dyn<4, 4, 2, 4>, 128, ctr), e = run(gemv_dyn<4, 4, 2, 8>, 128, ctr),
+                  f = run(gemv_dyn<4, 4, 2, 4>, sms, ctr);
+      CK(cudaGetLastError());
+      std::printf("%zu,%.0f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n", bytes >> 20, cref, a, b, c, d, e, f,
+                  pct(a), pct(b), pct(c), pct(d), pct(e), pct(f));
+      return 0;
+    });
+  }
+  // `stream_probe groups3`: three groups of 4 consumer warps (13 warps: at most 4 on a scheduler, so 128 registers a
+  // thread instead of the 17-warp kernel's 96) against gemv_groups<4, 4, 2>, 128 blocks, 16-64 MiB.
+  if (argc > 1 && std::string(argv[1]) == "groups3") {
+    std::printf("size_MB,copy_GBps,g4w4s2_us,g3w4s2_us,g3w4s3_us,g3w4s4_us,g4w4s2_pct,g3w4s2_pct,g3w4s3_pct,g3w4s4_pct\n");
+    constexpr size_t kDeepSmem = 200 << 10;
+    const std::initializer_list<size_t> sizes = {size_t(2) << 30, size_t(16) << 20, size_t(32) << 20, size_t(48) << 20, size_t(64) << 20};
+    return for_sizes(sizes, [&](size_t bytes, int sets, int launches, double cref) {
+      auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / cref; };
+      const int n = int(bytes / 8192);
+      auto run = [&](auto kernel, int threads, size_t smem) {
+        return graph_us([&](int i, cudaStream_t st) {
+          launch(kernel, 128, threads, smem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes), n,
+                 static_cast<const char*>(xbuf), reinterpret_cast<float*>(dst + size_t(i % sets) * bytes));
+        }, launches, s);
+      };
+      const float a = run(gemv_groups<4, 4, 2>, 32 * 17, kSoloSmem), b = run(gemv_groups<3, 4, 2>, 32 * 13, kSoloSmem),
+                  c = run(gemv_groups<3, 4, 3>, 32 * 13, kSoloSmem), d = run(gemv_groups<3, 4, 4>, 32 * 13, kDeepSmem);
+      CK(cudaGetLastError());
+      std::printf("%zu,%.0f,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f\n", bytes >> 20, cref, a, b, c, d, pct(a), pct(b), pct(c),
+                  pct(d));
       return 0;
     });
   }
