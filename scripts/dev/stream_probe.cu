@@ -177,6 +177,22 @@ struct Ring {
   }
 };
 
+// The GEMV probes' start: thread 0 initialises n full barriers (one arrival: the producer's), n empty ones (`consumers`
+// arrivals: a group's warps) and X's; then the block barrier, the PDL trigger and wait: every read comes after it.
+__device__ __forceinline__ void start_groups(uint64_t* full, uint64_t* empty, int n, int consumers, uint64_t* xbar) {
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < n; ++i) {
+      init_bar(&full[i], 1);
+      init_bar(&empty[i], consumers);
+    }
+    init_bar(xbar, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 // A block's contiguous share of `bytes`, in whole stages, and the 1D copy of its step i into slot s.
 struct Share {
   size_t b0, b1;
@@ -386,6 +402,31 @@ __global__ void __launch_bounds__(ring::kThreads, 1) gemv_ring(const char* __res
   if (tid < 32) out[blockIdx.x * 32 + tid] = __float_as_uint(red[tid % 8] + red[(tid + 1) % 8]);
 }
 
+// One 16 KB stage of whole W rows of K = kK (bf16) against X [kK] in shared memory, as the GEMV probes multiply it:
+// thread gt of a group's W warps takes words gt, gt + 32 W, ... (every word of the stage once); its fp32 sums per row
+// of the stage, even and odd elements apart.
+template <int W, int kK_>
+struct GemvStage {
+  static constexpr int kK = kK_, kRowWords = kK / 8, kRows = ring::kStageBytes / (kK * 2);
+  static constexpr int kPasses = ring::kStageBytes / 16 / (32 * W), kPassesPerRow = kPasses / kRows;
+  static_assert(kPasses * 32 * W * 16 == ring::kStageBytes && kPassesPerRow >= 1, "whole passes per row");
+  __device__ static void dot(const uint4* st, const unsigned char* xs, int gt, float (&acc)[kRows][2]) {
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int word = pass * 32 * W + gt;
+      const uint4 wv = st[word];
+      const uint4 xv = reinterpret_cast<const uint4*>(xs)[word % kRowWords];
+      const uint32_t wa[4] = {wv.x, wv.y, wv.z, wv.w}, xa[4] = {xv.x, xv.y, xv.z, xv.w};
+      float* a = acc[pass / kPassesPerRow];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        a[0] = fmaf(__uint_as_float(wa[q] << 16), __uint_as_float(xa[q] << 16), a[0]);
+        a[1] = fmaf(__uint_as_float(wa[q] & 0xffff0000u), __uint_as_float(xa[q] & 0xffff0000u), a[1]);
+      }
+    }
+  }
+};
+
 // gemv_ring made a real GEMV of M = 1 (K = 4096), a piece at a time towards the row-stream kernel
 // (skinny_rs_kernel.cuh; session 37): each stage's two rows summed apart (per-lane sums, the slot handed back, then a
 // warp butterfly per row and one shared-memory slot per row and warp), the block's rows summed in warp order at the
@@ -401,9 +442,8 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
   using ring::sa;
   using ring::wait;
   using ring::kStageBytes;
-  constexpr int kK = 4096, kRowWords = kK / 8, kRowsPerStage = kStageBytes / (kK * 2), kMaxRows = 128;
-  constexpr int kPasses = kStageBytes / 16 / (32 * W), kPassesPerRow = kPasses / kRowsPerStage;
-  static_assert(kPasses * 32 * W * 16 == kStageBytes && kPassesPerRow >= 1, "whole passes per row");
+  using Stage = GemvStage<W, 4096>;
+  constexpr int kK = Stage::kK, kRowsPerStage = Stage::kRows, kMaxRows = 128;
   extern __shared__ __align__(1024) unsigned char buf[];
   __shared__ __align__(8) uint64_t full[G * SG], empty[G * SG], xbar;
   __shared__ __align__(128) unsigned char xs[kK * 2];
@@ -412,17 +452,7 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
   const int r0 = int(int64_t(n) * blockIdx.x / gridDim.x), r1 = int(int64_t(n) * (blockIdx.x + 1) / gridDim.x);
   const int rows = r1 - r0 < kMaxRows ? r1 - r0 : kMaxRows, steps = (rows + kRowsPerStage - 1) / kRowsPerStage;
   if (tid == 0) TGEMM_RS_STAMP(0);
-  if (tid == 0) {
-    for (int i = 0; i < G * SG; ++i) {
-      init_bar(&full[i], 1);
-      init_bar(&empty[i], W);
-    }
-    init_bar(&xbar, 1);
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
+  ring::start_groups(full, empty, G * SG, W, &xbar);
   if (tid == 0) TGEMM_RS_STAMP(1);
   if (warp == G * W) {
     if (lane == 0) {
@@ -451,19 +481,7 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* _
     if (j < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(16 + 8 * g + j);
     const uint4* st = reinterpret_cast<const uint4*>(buf + size_t(slot) * kStageBytes);
     float acc[kRowsPerStage][2] = {};
-#pragma unroll
-    for (int pass = 0; pass < kPasses; ++pass) {
-      const int word = pass * 32 * W + gt;
-      const uint4 wv = st[word];
-      const uint4 xv = reinterpret_cast<const uint4*>(xs)[word % kRowWords];
-      const uint32_t wa[4] = {wv.x, wv.y, wv.z, wv.w}, xa[4] = {xv.x, xv.y, xv.z, xv.w};
-      float* a = acc[pass / kPassesPerRow];
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        a[0] = fmaf(__uint_as_float(wa[q] << 16), __uint_as_float(xa[q] << 16), a[0]);
-        a[1] = fmaf(__uint_as_float(wa[q] & 0xffff0000u), __uint_as_float(xa[q] & 0xffff0000u), a[1]);
-      }
-    }
+    Stage::dot(st, xs, gt, acc);
     __syncwarp();
     if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[slot])) : "memory");
     if (j < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(48 + 8 * g + j);
@@ -510,9 +528,8 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_dyn(const char* __re
   using ring::sa;
   using ring::wait;
   using ring::kStageBytes;
-  constexpr int kK = 4096, kRowWords = kK / 8, kR = kStageBytes / (kK * 2);
-  constexpr int kPasses = kStageBytes / 16 / (32 * W), kPassesPerRow = kPasses / kR;
-  static_assert(kPasses * 32 * W * 16 == kStageBytes && kPassesPerRow >= 1, "whole passes per row");
+  using Stage = GemvStage<W, 4096>;
+  constexpr int kK = Stage::kK, kR = Stage::kRows;
   extern __shared__ __align__(1024) unsigned char buf[];
   __shared__ __align__(8) uint64_t full[G * SG], empty[G * SG], xbar;
   __shared__ __align__(128) unsigned char xs[kK * 2];
@@ -520,17 +537,7 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_dyn(const char* __re
   __shared__ float red[G][2][kR][W];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int U = n / kR, B = gridDim.x, ks = U / B < kStatic ? U / B : kStatic;
-  if (tid == 0) {
-    for (int i = 0; i < G * SG; ++i) {
-      init_bar(&full[i], 1);
-      init_bar(&empty[i], W);
-    }
-    init_bar(&xbar, 1);
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
+  ring::start_groups(full, empty, G * SG, W, &xbar);
   if (warp == G * W) {
     if (lane == 0) {
       expect(&xbar, kK * 2);
@@ -576,19 +583,7 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_dyn(const char* __re
     if (u < 0) break;
     const uint4* st = reinterpret_cast<const uint4*>(buf + size_t(slot) * kStageBytes);
     float acc[kR][2] = {};
-#pragma unroll
-    for (int pass = 0; pass < kPasses; ++pass) {
-      const int word = pass * 32 * W + gt;
-      const uint4 wv = st[word];
-      const uint4 xv = reinterpret_cast<const uint4*>(xs)[word % kRowWords];
-      const uint32_t wa[4] = {wv.x, wv.y, wv.z, wv.w}, xa[4] = {xv.x, xv.y, xv.z, xv.w};
-      float* a = acc[pass / kPassesPerRow];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        a[0] = fmaf(__uint_as_float(wa[c] << 16), __uint_as_float(xa[c] << 16), a[0]);
-        a[1] = fmaf(__uint_as_float(wa[c] & 0xffff0000u), __uint_as_float(xa[c] & 0xffff0000u), a[1]);
-      }
-    }
+    Stage::dot(st, xs, gt, acc);
     __syncwarp();
     if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(sa(&empty[slot])) : "memory");
 #pragma unroll
@@ -867,52 +862,48 @@ int main(int argc, char** argv) {
       return 0;
     });
   }
+  // The GEMV layouts' modes (groups3, inflight): each variant (a gemv_groups instance, its threads and shared memory)
+  // in 128 blocks per size, then us and % of copy per variant.
+  struct GemvVariant {
+    void (*kernel)(const char*, int, const char*, float*);
+    int threads;
+    size_t smem;
+    const char* name;
+  };
+  auto gemv_layouts = [&](std::initializer_list<size_t> sizes, const std::vector<GemvVariant>& vs) {
+    std::printf("size_MB,copy_GBps");
+    for (const char* unit : {"us", "pct"})
+      for (const GemvVariant& v : vs) std::printf(",%s_%s", v.name, unit);
+    std::printf("\n");
+    return for_sizes(sizes, [&](size_t bytes, int sets, int launches, double cref) {
+      const int n = int(bytes / 8192);
+      std::vector<float> us;
+      for (const GemvVariant& v : vs)
+        us.push_back(graph_us([&](int i, cudaStream_t st) {
+          launch(v.kernel, 128, v.threads, v.smem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes), n,
+                 static_cast<const char*>(xbuf), reinterpret_cast<float*>(dst + size_t(i % sets) * bytes));
+        }, launches, s));
+      CK(cudaGetLastError());
+      std::printf("%zu,%.0f", bytes >> 20, cref);
+      for (float u : us) std::printf(",%.3f", u);
+      for (float u : us) std::printf(",%.1f", 100 * (bytes / (u * 1e-6) / 1e9) / cref);
+      std::printf("\n");
+      return 0;
+    });
+  };
+  constexpr size_t kDeepSmem = 200 << 10;  // 12 stages of 16 KB
   // `stream_probe groups3`: three groups of 4 consumer warps (13 warps: at most 4 on a scheduler, so 128 registers a
-  // thread instead of the 17-warp kernel's 96) against gemv_groups<4, 4, 2>, 128 blocks, 16-64 MiB.
-  if (argc > 1 && std::string(argv[1]) == "groups3") {
-    std::printf("size_MB,copy_GBps,g4w4s2_us,g3w4s2_us,g3w4s3_us,g3w4s4_us,g4w4s2_pct,g3w4s2_pct,g3w4s3_pct,g3w4s4_pct\n");
-    constexpr size_t kDeepSmem = 200 << 10;
-    const std::initializer_list<size_t> sizes = {size_t(2) << 30, size_t(16) << 20, size_t(32) << 20, size_t(48) << 20, size_t(64) << 20};
-    return for_sizes(sizes, [&](size_t bytes, int sets, int launches, double cref) {
-      auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / cref; };
-      const int n = int(bytes / 8192);
-      auto run = [&](auto kernel, int threads, size_t smem) {
-        return graph_us([&](int i, cudaStream_t st) {
-          launch(kernel, 128, threads, smem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes), n,
-                 static_cast<const char*>(xbuf), reinterpret_cast<float*>(dst + size_t(i % sets) * bytes));
-        }, launches, s);
-      };
-      const float a = run(gemv_groups<4, 4, 2>, 32 * 17, kSoloSmem), b = run(gemv_groups<3, 4, 2>, 32 * 13, kSoloSmem),
-                  c = run(gemv_groups<3, 4, 3>, 32 * 13, kSoloSmem), d = run(gemv_groups<3, 4, 4>, 32 * 13, kDeepSmem);
-      CK(cudaGetLastError());
-      std::printf("%zu,%.0f,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f\n", bytes >> 20, cref, a, b, c, d, pct(a), pct(b), pct(c),
-                  pct(d));
-      return 0;
-    });
-  }
+  // thread instead of the 17-warp kernel's 96) against gemv_groups<4, 4, 2>, 16-64 MiB.
+  if (argc > 1 && std::string(argv[1]) == "groups3")
+    return gemv_layouts({size_t(2) << 30, size_t(16) << 20, size_t(32) << 20, size_t(48) << 20, size_t(64) << 20},
+                        {{gemv_groups<4, 4, 2>, 32 * 17, kSoloSmem, "g4w4s2"}, {gemv_groups<3, 4, 2>, 32 * 13, kSoloSmem, "g3w4s2"},
+                         {gemv_groups<3, 4, 3>, 32 * 13, kSoloSmem, "g3w4s3"}, {gemv_groups<3, 4, 4>, 32 * 13, kDeepSmem, "g3w4s4"}});
   // `stream_probe inflight`: gemv_groups<4, 4, SG> at SG = 1, 2, 3 (64, 128, 192 KB of W in flight per SM) and
-  // <2, 8, 3> (96 KB), 128 blocks, at 32 and 48 MiB: whether a deeper ring than the row-stream kernel's 2 per group pays.
-  if (argc > 1 && std::string(argv[1]) == "inflight") {
-    std::printf("size_MB,copy_GBps,g4w4s1_us,g4w4s2_us,g4w4s3_us,g2w8s3_us,g4w4s1_pct,g4w4s2_pct,g4w4s3_pct,g2w8s3_pct\n");
-    constexpr size_t kDeepSmem = 200 << 10;  // 12 stages of 16 KB
-    const std::initializer_list<size_t> sizes = {size_t(2) << 30, size_t(32) << 20, size_t(48) << 20};
-    return for_sizes(sizes, [&](size_t bytes, int sets, int launches, double cref) {
-      auto pct = [&](float us) { return 100 * (bytes / (us * 1e-6) / 1e9) / cref; };
-      const int n = int(bytes / 8192);
-      auto run = [&](auto kernel, int threads, size_t smem) {
-        return graph_us([&](int i, cudaStream_t st) {
-          launch(kernel, 128, threads, smem, true, st, static_cast<const char*>(src + size_t(i % sets) * bytes), n,
-                 static_cast<const char*>(xbuf), reinterpret_cast<float*>(dst + size_t(i % sets) * bytes));
-        }, launches, s);
-      };
-      const float a = run(gemv_groups<4, 4, 1>, 32 * 17, kSoloSmem), b = run(gemv_groups<4, 4, 2>, 32 * 17, kSoloSmem),
-                  c = run(gemv_groups<4, 4, 3>, 32 * 17, kDeepSmem), d = run(gemv_groups<2, 8, 3>, 32 * 17, kSoloSmem);
-      CK(cudaGetLastError());
-      std::printf("%zu,%.0f,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f\n", bytes >> 20, cref, a, b, c, d, pct(a), pct(b), pct(c),
-                  pct(d));
-      return 0;
-    });
-  }
+  // <2, 8, 3> (96 KB), at 32 and 48 MiB: whether a deeper ring than the row-stream kernel's 2 per group pays.
+  if (argc > 1 && std::string(argv[1]) == "inflight")
+    return gemv_layouts({size_t(2) << 30, size_t(32) << 20, size_t(48) << 20},
+                        {{gemv_groups<4, 4, 1>, 32 * 17, kSoloSmem, "g4w4s1"}, {gemv_groups<4, 4, 2>, 32 * 17, kSoloSmem, "g4w4s2"},
+                         {gemv_groups<4, 4, 3>, 32 * 17, kDeepSmem, "g4w4s3"}, {gemv_groups<2, 8, 3>, 32 * 17, kSoloSmem, "g2w8s3"}});
   // `stream_probe scale`: gemv_groups<4, 4, 2> and <1, 8, 4> at 128 blocks over 16-128 MiB (N = MiB * 128 rows of K =
   // 4096): us per launch, for a fit of a fixed cost and a per-byte rate beside the row-stream kernel's at the same sizes.
   if (argc > 1 && std::string(argv[1]) == "scale") {
