@@ -81,7 +81,8 @@ void walk(int64_t n, int64_t k, int mt, int m, int64_t g, Walk& out) {
           const int64_t row = r0 + st.row + r;
           for (int lane = 0; lane < 32; ++lane)
             for (int i = wp.w_lo + lane; i < wp.w_hi; i += 32) {
-              if (x_regs) ASSERT_LT((i - wp0.w_lo - lane) / 32, rs_batch_words(mt)) << "a word past the lane's registers";
+              if (x_regs)
+                ASSERT_LT((i - wp0.w_lo - lane) / 32, rs_batch_words(mt)) << "a word past the lane's registers";
               const int64_t word = st.word0 + i;
               ASSERT_LT(word, pl.kw);
               ASSERT_EQ(seen[size_t(row * pl.kw + word)]++, 0) << "row " << row << " word " << word;
@@ -177,7 +178,7 @@ TEST(SkinnyRs, PlanOfTheDecodeShapes) {
     EXPECT_TRUE(rs_x_in_registers(rs_plan(k, 1), 1, rs_warp_part(rs_plan(k, 1), rs_plan(k, 1).chunk_words, 0))) << k;
   for (int64_t k : {2728, 14336})
     EXPECT_FALSE(rs_x_in_registers(rs_plan(k, 1), 1, rs_warp_part(rs_plan(k, 1), rs_plan(k, 1).chunk_words, 0))) << k;
-  EXPECT_FALSE(rs_x_in_registers(a, 2, rs_warp_part(a, a.chunk_words, 0)));  // the M tiles 2 and 4 keep X in shared memory
+  EXPECT_FALSE(rs_x_in_registers(a, 2, rs_warp_part(a, a.chunk_words, 0)));  // the M tiles 2, 4: X in shared memory
 }
 
 TEST(SkinnyRs, PlanMultipliesEveryWordOnceAndFillsEverySlot) {

@@ -11,13 +11,12 @@
 //    one bulk copy per stage where ldw == K (rows contiguous), else one per row;
 //  - a longer row: C = ceil(KW / 1024) stages of about KW / C words each, one stage per chunk.
 // The consumer warps are rs_groups(M tile) (3 or 4) groups of kRsStageWarps (4); a stage is multiplied by one group
-// (rs_owner). In
-// it, R = 1, 2 or 4 rows take 4 / R warps each (warp w: row w / (4 / R), part w % (4 / R) of the row's words); other R
-// take one warp per row (rows w, w + 4, ...). A lane multiplies words lane, lane + 32, ... of its part with the
-// same words of X (whole in shared memory) in fp32, and its sums for a row carry over that row's chunks. At a
-// row's last chunk the warp sums its lanes (xor butterfly), and lane 0 writes the part's M sums to a slot; every
-// TR rows (an epilogue tile) the consumers meet at a named barrier, sum each row's parts in part order, add bias and
-// store: the same bits every run.
+// (rs_owner). In it, R = 1, 2 or 4 rows take 4 / R warps each (warp w: row w / (4 / R), part w % (4 / R) of the row's
+// words); other R take one warp per row (rows w, w + 4, ...). A lane multiplies words lane, lane + 32, ... of its part
+// with the same words of X (whole in shared memory; the M tile 1 keeps them in registers where they repeat) in fp32,
+// and its sums for a row carry over that row's chunks. At a row's last chunk the warp sums its lanes (xor butterfly),
+// and lane 0 writes the part's M sums to a slot; every TR rows (an epilogue tile) the consumers meet at a named
+// barrier, sum each row's parts in part order, add bias and store: the same bits every run.
 #pragma once
 
 #include <cstdint>
@@ -298,7 +297,8 @@ constexpr void rs_advance(const RsPlan& p, int rows, RsCursor& c) {
 }
 
 constexpr int64_t rs_max_smem_bytes(int mt) {
-  return kSmemAlign + (int64_t(rs_groups(mt)) << kRsGroupStagesLog2) * kRsStageBytes + kRsMaxXBytes + 2 * int64_t(rs_max_slot_floats(mt)) * 4;
+  return kSmemAlign + (int64_t(rs_groups(mt)) << kRsGroupStagesLog2) * kRsStageBytes + kRsMaxXBytes +
+         2 * int64_t(rs_max_slot_floats(mt)) * 4;
 }
 // 1 KB for the barriers and the 1 KB the driver reserves: one block in the 228 KB of an SM.
 static_assert(rs_max_smem_bytes(1) + 2048 <= 228 * 1024 && rs_max_smem_bytes(4) + 2048 <= 228 * 1024, "shared memory");
