@@ -162,9 +162,10 @@ __global__ void __launch_bounds__(rs_threads(MT), 1) skinny_rs_kernel(const __gr
   if (tid == 0) TGEMM_RS_STAMP(4);
   // X [kB] words of this lane, where they are the same in every stage (rs_x_in_registers): the stage loop then reads
   // only W from shared memory. Run 346 (stream_probe rs, m1): -3.0% per launch at 32 MiB.
+  constexpr bool kXRegs = rs_x_registers(MT);
   const bool x_regs = rs_x_in_registers(pl, MT, wp);
-  uint4 xr[kB];  // read only where MT == 1
-  if constexpr (MT == 1) {
+  uint4 xr[kB];  // read only where kXRegs
+  if constexpr (kXRegs) {
 #pragma unroll
     for (int j = 0; j < kB; ++j) {
       const int i = wp.w_lo + lane + 32 * j;
@@ -217,7 +218,7 @@ __global__ void __launch_bounds__(rs_threads(MT), 1) skinny_rs_kernel(const __gr
         // Run 336 (x cuBLASLt, geometric means over the decode rows at M = 1, 2, 4, two rounds beside the old loop):
         // the M tile 4 kernels +4 / +9 / +11% at M = 1 / 2 / 4, the M tile 2 ones +0.8 / +0.5%, the M tile 1 level.
         // Words past the part load as zeros (0 x 0 adds 0).
-        if (MT == 1 && x_regs) {
+        if (kXRegs && x_regs) {
           const int i0 = wp.w_lo + lane;
           uint4 wv[kB];
 #pragma unroll
