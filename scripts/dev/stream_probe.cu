@@ -438,7 +438,6 @@ template <int G, int W, int SG>
 __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_groups(const char* __restrict__ w, int n, const char* x, float* y) {
   using ring::bulk;
   using ring::expect;
-  using ring::init_bar;
   using ring::sa;
   using ring::wait;
   using ring::kStageBytes;
@@ -524,7 +523,6 @@ __global__ void __launch_bounds__(32 * (G * W + 1), 1) gemv_dyn(const char* __re
                                                                  unsigned* ctr) {
   using ring::bulk;
   using ring::expect;
-  using ring::init_bar;
   using ring::sa;
   using ring::wait;
   using ring::kStageBytes;
