@@ -5,6 +5,8 @@
 # library as is against the library with AB_FLAGS: its AB_* variables, GPU tests, bench of forced kernels).
 #   RS_VARIANTS="base= xreg=-DTGEMM_RS_XREG lean=-DTGEMM_RS_LEAN_TILE both=-DTGEMM_RS_XREG,-DTGEMM_RS_LEAN_TILE" \
 #     AB_FLAGS=... AB_SHAPES=... AB_KERNELS=... AB_TESTS=... bash scripts/dev/rs_variants_ab.sh   (carry .deps)
+# RS_TRACE_VARIANTS="name ..." also builds those variants with -DRS_TRACE and runs `stream_probe rstrace` on each
+# (rs_trace_summary.py's timeline in $D/trace_<name>/summary.txt).
 # Logs: $OUT/rs_variants.tgz (and build_ab_device.sh's $OUT/ab_logs.tgz).
 set -uo pipefail
 source "$(dirname "$0")/device_logs.sh" rs_variants
@@ -19,5 +21,14 @@ for r in $(seq 1 ${RS_REPS:-2}); do
   for n in "${names[@]}"; do timeout 90 /tmp/sp_$n rs > $D/rs_${n}_r$r.csv 2>&1; el rs_${n}_r$r $?; done
 done
 for n in "${names[@]}"; do echo "== $n"; cat $D/rs_${n}_r*.csv | grep -v size_MB; done
+for v in ${RS_VARIANTS:-base=}; do
+  n=${v%%=*}; f=${v#*=}
+  case " ${RS_TRACE_VARIANTS:-} " in *" $n "*) ;; *) continue ;; esac
+  mkdir -p $D/trace_$n
+  $NV -DRS_TRACE ${f//,/ } scripts/dev/stream_probe.cu -o /tmp/sptr_$n > $D/trace_$n/build.log 2>&1 &&
+    (cd $D/trace_$n && timeout 120 /tmp/sptr_$n rstrace > run.log 2>&1); el trace_$n $?
+  python3 scripts/dev/rs_trace_summary.py $D/trace_$n/rsclk_*_32.csv > $D/trace_$n/summary.txt 2>&1
+  gzip -q $D/trace_$n/rsclk_*.csv; cat $D/trace_$n/summary.txt
+done
 [ -n "${AB_FLAGS:-}" ] && bash scripts/dev/build_ab_device.sh
 exit 0

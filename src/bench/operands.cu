@@ -7,6 +7,7 @@
 
 #include "backends/reference/reference.h"
 #include "core/dtype.cuh"
+#include "core/launch_error.h"
 
 namespace tgemm::bench {
 
@@ -125,12 +126,16 @@ Status Guarded::check_guards(int64_t* changed_before, int64_t* changed_after, cu
   unsigned long long* d = nullptr;
   if (Status s = cuda_check(cudaMallocAsync(&d, 2 * sizeof *d, stream), "cudaMallocAsync"); !s.ok()) return s;
   cudaMemsetAsync(d, 0, 2 * sizeof *d, stream);
-  if (before_) count_not_byte<<<1024, 256, 0, stream>>>(reinterpret_cast<uint8_t*>(base_), int64_t(before_), kGuardByte, d);
-  if (after_) count_not_byte<<<1024, 256, 0, stream>>>(reinterpret_cast<uint8_t*>(base_ + before_ + bytes_), int64_t(after_), kGuardByte, d + 1);
+  cudaError_t le = cudaSuccess;
+  if (before_) le = launch_plain(count_not_byte, 1024, 256, stream, reinterpret_cast<const uint8_t*>(base_), int64_t(before_), kGuardByte, d);
+  if (after_ && le == cudaSuccess)
+    le = launch_plain(count_not_byte, 1024, 256, stream, reinterpret_cast<const uint8_t*>(base_ + before_ + bytes_), int64_t(after_), kGuardByte,
+                      d + 1);
   unsigned long long h[2];
   cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, stream);
   cudaFreeAsync(d, stream);
   if (Status s = cuda_check(cudaStreamSynchronize(stream), "guard check"); !s.ok()) return s;
+  if (Status s = cuda_check(le, "guard check launch"); !s.ok()) return s;
   *changed_before = int64_t(h[0]);
   *changed_after = int64_t(h[1]);
   return Status::Ok();
@@ -139,8 +144,9 @@ Status Guarded::check_guards(int64_t* changed_before, int64_t* changed_after, cu
 Status fill_random(void* p, DType t, int64_t count, uint64_t seed, cudaStream_t stream, float scale) {
   if (count <= 0) return Status::Ok();
   unsigned blocks = unsigned(std::min<int64_t>((count + 255) / 256, 8192));
-  visit_dtype(t, [&]<class T>() { random_kernel<T><<<blocks, 256, 0, stream>>>(static_cast<T*>(p), count, seed, scale); });
-  return cuda_check(cudaGetLastError(), "fill_random launch");
+  cudaError_t le = cudaSuccess;
+  visit_dtype(t, [&]<class T>() { le = launch_plain(random_kernel<T>, blocks, 256, stream, static_cast<T*>(p), count, seed, scale); });
+  return cuda_check(le, "fill_random launch");
 }
 
 std::string GuardedCase::str() const {
@@ -207,11 +213,15 @@ Status count_nan_rows(const MatrixView& y, int64_t* rows, cudaStream_t stream) {
   if (Status s = cuda_check(cudaMallocAsync(&d, sizeof *d, stream), "cudaMallocAsync"); !s.ok()) return s;
   cudaMemsetAsync(d, 0, sizeof *d, stream);
   unsigned blocks = unsigned(std::min<int64_t>(y.rows, 65536));
-  visit_dtype(y.dtype, [&]<class T>() { nan_rows_kernel<T><<<blocks, 256, 0, stream>>>(static_cast<const T*>(y.data), y.rows, y.cols, y.ld, d); });
+  cudaError_t le = cudaSuccess;
+  visit_dtype(y.dtype, [&]<class T>() {
+    le = launch_plain(nan_rows_kernel<T>, blocks, 256, stream, static_cast<const T*>(y.data), y.rows, y.cols, y.ld, d);
+  });
   unsigned long long h = 0;
   cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, stream);
   cudaFreeAsync(d, stream);
   if (Status s = cuda_check(cudaStreamSynchronize(stream), "count_nan_rows"); !s.ok()) return s;
+  if (Status s = cuda_check(le, "count_nan_rows launch"); !s.ok()) return s;
   *rows = int64_t(h);
   return Status::Ok();
 }
@@ -246,10 +256,11 @@ Status compare_with(const GemmArgs& a, int64_t row0, int64_t rows, const float* 
   if (Status s = cuda_check(cudaMallocAsync(&acc, sizeof(CompareAcc), stream), "cudaMallocAsync acc"); !s.ok()) return s;
   cudaMemsetAsync(acc, 0, sizeof(CompareAcc), stream);
   unsigned blocks = unsigned(std::min<int64_t>((rows * p.n + 255) / 256, 4096));
+  cudaError_t le = cudaSuccess;
   visit_dtype(p.out_dtype, [&]<class Out>() {
-    compare_kernel<Out><<<blocks, 256, 0, stream>>>(static_cast<const Out*>(a.y) + row0 * p.ldy, p.ldy, ref, rows, p.n, tol, acc);
+    le = launch_plain(compare_kernel<Out>, blocks, 256, stream, static_cast<const Out*>(a.y) + row0 * p.ldy, p.ldy, ref, rows, p.n, tol, acc);
   });
-  Status s = cuda_check(cudaGetLastError(), "compare launch");
+  Status s = cuda_check(le, "compare launch");
   CompareAcc h{};
   cudaMemcpyAsync(&h, acc, sizeof h, cudaMemcpyDeviceToHost, stream);
   cudaFreeAsync(acc, stream);
