@@ -11,22 +11,22 @@
 set -uo pipefail
 source "$(dirname "$0")/device_logs.sh" rs_variants
 NV="nvcc -O3 -std=c++20 --expt-relaxed-constexpr -Isrc -Iinclude -gencode=arch=compute_90a,code=sm_90a"
-names=()
+names=(); traced=()
 for v in ${RS_VARIANTS:-base=}; do
   n=${v%%=*}; f=${v#*=}; names+=("$n")
   $NV ${f//,/ } scripts/dev/stream_probe.cu -o /tmp/sp_$n > $D/build_$n.log 2>&1 &
+  case " ${RS_TRACE_VARIANTS:-} " in *" $n "*)  # the trace build beside the others, not after the timing
+    traced+=("$n"); mkdir -p $D/trace_$n
+    $NV -DRS_TRACE ${f//,/ } scripts/dev/stream_probe.cu -o /tmp/sptr_$n > $D/trace_$n/build.log 2>&1 & ;;
+  esac
 done
 wait; el probe_builds 0
 for r in $(seq 1 ${RS_REPS:-2}); do
   for n in "${names[@]}"; do timeout 90 /tmp/sp_$n rs > $D/rs_${n}_r$r.csv 2>&1; el rs_${n}_r$r $?; done
 done
 for n in "${names[@]}"; do echo "== $n"; cat $D/rs_${n}_r*.csv | grep -v size_MB; done
-for v in ${RS_VARIANTS:-base=}; do
-  n=${v%%=*}; f=${v#*=}
-  case " ${RS_TRACE_VARIANTS:-} " in *" $n "*) ;; *) continue ;; esac
-  mkdir -p $D/trace_$n
-  $NV -DRS_TRACE ${f//,/ } scripts/dev/stream_probe.cu -o /tmp/sptr_$n > $D/trace_$n/build.log 2>&1 &&
-    (cd $D/trace_$n && timeout 120 /tmp/sptr_$n rstrace > run.log 2>&1); el trace_$n $?
+for n in "${traced[@]}"; do
+  (cd $D/trace_$n && timeout 120 /tmp/sptr_$n rstrace > run.log 2>&1); el trace_$n $?
   python3 scripts/dev/rs_trace_summary.py $D/trace_$n/rsclk_*_32.csv > $D/trace_$n/summary.txt 2>&1
   gzip -q $D/trace_$n/rsclk_*.csv; cat $D/trace_$n/summary.txt
 done
