@@ -7,13 +7,18 @@
 #   AB_FLAGS="-DTGEMM_MBAR_SUSPEND_NS=10000000" AB_SHAPES=a.csv AB_KERNELS=k1,k2 [AB_SHAPES2=b.csv AB_KERNELS2=k3] \
 #     [AB_NCU="8192,6144,1280,True|k1"] [AB_TESTS="--gtest_filter=Kernels.*" AB_TEST_BUILDS="a b"] bash scripts/dev/build_ab_device.sh
 #   (carry .deps)
+# AB_A_SRC=dir builds A from another source tree (e.g. `git archive HEAD` unpacked, untracked, so that the device copy
+# has it): the committed code against a working tree's change. AB_C=1 adds a third build C (the working tree with
+# AB_C_FLAGS, default none), benched and tested beside A and B.
 set -uo pipefail
 source "$(dirname "$0")/device_logs.sh" ab_logs
 GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
 TGT="--target tgemm_cli"; [ -n "${AB_TESTS:-}" ] && TGT="$TGT --target tgemm_gpu_tests"
-for v in a b; do
-  flags=""; [ $v = b ] && flags="${AB_FLAGS:-}"
-  cmake -S . -B build-ab-$v $GEN -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_GTEST_SOURCE="$PWD/.deps/googletest" \
+VS="a b"; [ "${AB_C:-0}" = 1 ] && VS="a b c"
+for v in $VS; do
+  flags=""; src=.
+  case $v in a) src=${AB_A_SRC:-.} ;; b) flags="${AB_FLAGS:-}" ;; c) flags="${AB_C_FLAGS:-}" ;; esac
+  cmake -S $src -B build-ab-$v $GEN -DCMAKE_BUILD_TYPE=Release -DTGEMM_BUILD_TESTS=ON -DTGEMM_GTEST_SOURCE="$PWD/.deps/googletest" \
     -DTGEMM_BUILD_PYTHON=OFF "-DCMAKE_CUDA_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags" > $D/build_$v.log 2>&1 &&
     cmake --build build-ab-$v -j 16 $TGT >> $D/build_$v.log 2>&1 || { tail -30 $D/build_$v.log; exit 1; }
   el build_$v 0
@@ -26,7 +31,7 @@ if [ -n "${AB_TESTS:-}" ]; then
 fi
 run() {  # tag shapes kernels
   for r in $(seq 1 ${AB_REPS:-2}); do
-    for v in a b; do
+    for v in $VS; do
       timeout -s KILL ${AB_TP:-120} ./build-ab-$v/tgemm bench -i $2 --no-ceilings --no-check --timing graph --iters ${AB_ITERS:-15} \
         --kernel "$3" --csv $D/$1_${v}_r$r.csv > $D/$1_${v}_r$r.log 2>&1; el $1_${v}_r$r $?
     done
@@ -34,7 +39,7 @@ run() {  # tag shapes kernels
 }
 [ -n "${AB_KERNELS:-}" ] && run set1 "$AB_SHAPES" "$AB_KERNELS"
 [ -n "${AB_KERNELS2:-}" ] && run set2 "$AB_SHAPES2" "$AB_KERNELS2"
-for v in a b; do
+for v in $VS; do
   [ -n "${AB_NCU:-}" ] && { NCU_CASES="$AB_NCU" NCU_SECTIONS_EXTRA="--section InstructionStats" timeout -s KILL ${AB_T3:-60} \
     bash scripts/dev/ncu_profile.sh build-ab-$v $D > $D/ncu_run_$v.out 2>&1; el ncu_$v $?
     for f in $D/ncu_*x*.txt; do [ -f "$f" ] && mv "$f" "${f%.txt}_$v.log"; done; }

@@ -82,7 +82,7 @@ void walk(int64_t n, int64_t k, int mt, int m, int64_t g, Walk& out) {
           for (int lane = 0; lane < 32; ++lane)
             for (int i = wp.w_lo + lane; i < wp.w_hi; i += 32) {
               if (x_regs)
-                ASSERT_LT((i - wp0.w_lo - lane) / 32, rs_batch_words(mt)) << "a word past the lane's registers";
+                ASSERT_LT((i - wp0.w_lo - lane) / 32, rs_xreg_words(mt)) << "a word past the lane's registers";
               const int64_t word = st.word0 + i;
               ASSERT_LT(word, pl.kw);
               ASSERT_EQ(seen[size_t(row * pl.kw + word)]++, 0) << "row " << row << " word " << word;

@@ -306,12 +306,14 @@ static_assert(rs_max_smem_bytes(1) + 2048 <= 228 * 1024 && rs_max_smem_bytes(4) 
 // Words per lane that the consumers load before multiplying (skinny_rs_kernel.cuh): W's and M tile X's, 16 bytes
 // each, in registers at once; 8 for the M tile 1 (a 4096-long row's half is 8 words per lane: one batch).
 constexpr int rs_batch_words(int mt) { return mt == 1 ? 8 : 4; }
+// Words of X per lane that a warp keeps in registers (rs_x_registers): its part of a 4096-long row's half.
+constexpr int rs_xreg_words(int mt) { return rs_x_registers(mt) ? 8 : 1; }
 
 // Whether a warp keeps its lanes' words of X in registers (rs_x_registers): M tile 1, rows in one stage (every stage's
 // rows start at word 0) and the warp's part of a row in one batch, so that a lane multiplies the same words of X in
 // every stage and every row it takes.
 constexpr bool rs_x_in_registers(const RsPlan& p, int mt, const RsWarpPart& wp) {
-  return rs_x_registers(mt) && p.chunks == 1 && wp.w_hi - wp.w_lo <= 32 * rs_batch_words(mt);
+  return rs_x_registers(mt) && p.chunks == 1 && wp.w_hi - wp.w_lo <= 32 * rs_xreg_words(mt);
 }
 
 // Blocks of a launch: one per SM, no more than rows.

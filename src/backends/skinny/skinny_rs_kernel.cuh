@@ -160,18 +160,14 @@ __global__ void __launch_bounds__(rs_threads(MT), 1) skinny_rs_kernel(const __gr
   constexpr int kB = rs_batch_words(MT);
   ptx::mbar_wait(xbar, 0);
   if (tid == 0) TGEMM_RS_STAMP(4);
-  // X [kB] words of this lane, where they are the same in every stage (rs_x_in_registers): the stage loop then reads
-  // only W from shared memory. Run 346 (stream_probe rs, m1): -3.0% per launch at 32 MiB.
+  // X words of this lane in registers, where they are the same in every stage (rs_x_in_registers): the stage loop then
+  // reads only W from shared memory. Run 346 (stream_probe rs, m1): -3.0% per launch at 32 MiB. The stage loop is
+  // compiled twice (consume below), so that the registers holding X are live only in the loop that reads them: run 356
+  // (three rounds beside the single loop, graph replay, the 12 decode layers at M = 1) m1 +0.6%, m1_b128 +0.7%
+  // (geometric means x cuBLASLt; 19 of 24 rows up), the M tiles 2 and 4 level.
   constexpr bool kXRegs = rs_x_registers(MT);
+  constexpr int kBX = rs_xreg_words(MT);
   const bool x_regs = rs_x_in_registers(pl, MT, wp);
-  uint4 xr[kB];  // read only where kXRegs
-  if constexpr (kXRegs) {
-#pragma unroll
-    for (int j = 0; j < kB; ++j) {
-      const int i = wp.w_lo + lane + 32 * j;
-      xr[j] = x_regs && i < wp.w_hi ? xw[i] : uint4{};
-    }
-  }
 
   // Tile t's barrier and sum: each group comes here once per tile, in tile order, after its own stages of the tile
   // (before its first stage past the tile's last, or after its last stage), so every part of the tile is in its slot
@@ -198,89 +194,114 @@ __global__ void __launch_bounds__(rs_threads(MT), 1) skinny_rs_kernel(const __gr
     t_last = t < tiles ? rs_tile_last_stage(pl, rows, t) : stages;
   };
 
-  for (RsGroupCursor c = rs_group_cursor(pl, rows, group); c.s < stages; rs_group_advance(pl, rows, c)) {
-    while (t_last < c.s) finish_tile();  // tiles that ended at the other groups' stages
-    const RsStage& st = c.st;
-    {
-      if (pl.chunks > 1) wp = rs_warp_part(pl, st.words, wg);
-      const int slot = group * SG + (c.k & (SG - 1));
-      ptx::mbar_wait(full0 + 8 * uint32_t(slot), uint32_t(c.k >> sgl) & 1u);
-      if (c.k < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(16 + 8 * group + c.k);
-      // Plain loads from the shared arrays (not asm), so that the compiler may batch them; the full barrier's wait is
-      // a memory clobber, so none moves above it.
-      const uint4* const stage = reinterpret_cast<const uint4*>(smem_dyn + slot * kRsStageBytes);
-      // A warp's rows of a stage: one (R <= 4) or up to four (R = 5..16), each finished before the next one's loads.
-      for (int r = wp.row0; r < st.nrows; r += wp.row_step) {
-        const uint4* const wrow = stage + r * st.words;  // W [nrows][words]
-        const uint4* const xrow = xw + st.word0;         // X [m][kw] from word0
-        // A lane's words in batches of rs_batch_words: a batch's loads are all issued before its products, so one
-        // shared-memory latency is paid per batch, not per word (the loop it replaced loaded a word, then used it).
-        // Run 336 (x cuBLASLt, geometric means over the decode rows at M = 1, 2, 4, two rounds beside the old loop):
-        // the M tile 4 kernels +4 / +9 / +11% at M = 1 / 2 / 4, the M tile 2 ones +0.8 / +0.5%, the M tile 1 level.
-        // Words past the part load as zeros (0 x 0 adds 0).
-        if (kXRegs && x_regs) {
-          const int i0 = wp.w_lo + lane;
-          uint4 wv[kB];
+  // The group's stages in order (kX: X from registers, else from shared memory).
+  auto consume = [&](auto x_tag) {
+    constexpr bool kX = decltype(x_tag)::value;
+    uint4 xr[kX ? MT : 1][kX ? kBX : 1];
+    if constexpr (kX) {
 #pragma unroll
-          for (int j = 0; j < kB; ++j) wv[j] = i0 + 32 * j < wp.w_hi ? wrow[i0 + 32 * j] : uint4{};
+      for (int mm = 0; mm < MT; ++mm)
 #pragma unroll
-          for (int j = 0; j < kB; ++j) dev::dot8<T>(wv[j], xr[j], acc[0][j & 1]);
-        } else
-        for (int i0 = wp.w_lo + lane; i0 < wp.w_hi; i0 += 32 * kB) {
-          uint4 wv[kB];
+        for (int j = 0; j < kBX; ++j) {
+          const int i = wp.w_lo + lane + 32 * j;
+          xr[mm][j] = mm < m && i < wp.w_hi ? xw[mm * pl.kw + i] : uint4{};
+        }
+    }
+    for (RsGroupCursor c = rs_group_cursor(pl, rows, group); c.s < stages; rs_group_advance(pl, rows, c)) {
+      while (t_last < c.s) finish_tile();  // tiles that ended at the other groups' stages
+      const RsStage& st = c.st;
+      {
+        if (pl.chunks > 1) wp = rs_warp_part(pl, st.words, wg);
+        const int slot = group * SG + (c.k & (SG - 1));
+        ptx::mbar_wait(full0 + 8 * uint32_t(slot), uint32_t(c.k >> sgl) & 1u);
+        if (c.k < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(16 + 8 * group + c.k);
+        // Plain loads from the shared arrays (not asm), so that the compiler may batch them; the full barrier's wait is
+        // a memory clobber, so none moves above it.
+        const uint4* const stage = reinterpret_cast<const uint4*>(smem_dyn + slot * kRsStageBytes);
+        // A warp's rows of a stage: one (R <= 4) or up to four (R = 5..16), each finished before the next one's loads.
+        for (int r = wp.row0; r < st.nrows; r += wp.row_step) {
+          const uint4* const wrow = stage + r * st.words;  // W [nrows][words]
+          const uint4* const xrow = xw + st.word0;         // X [m][kw] from word0
+          // A lane's words in batches of rs_batch_words: a batch's loads are all issued before its products, so one
+          // shared-memory latency is paid per batch, not per word (the loop it replaced loaded a word, then used it).
+          // Run 336 (x cuBLASLt, geometric means over the decode rows at M = 1, 2, 4, two rounds beside the old loop):
+          // the M tile 4 kernels +4 / +9 / +11% at M = 1 / 2 / 4, the M tile 2 ones +0.8 / +0.5%, the M tile 1 level.
+          // Words past the part load as zeros (0 x 0 adds 0).
+          if constexpr (kX) {
+            const int i0 = wp.w_lo + lane;
+            uint4 wv[kBX];
 #pragma unroll
-          for (int j = 0; j < kB; ++j) wv[j] = i0 + 32 * j < wp.w_hi ? wrow[i0 + 32 * j] : uint4{};
+            for (int j = 0; j < kBX; ++j) wv[j] = i0 + 32 * j < wp.w_hi ? wrow[i0 + 32 * j] : uint4{};
 #pragma unroll
-          for (int mm = 0; mm < MT; ++mm) {
-            if (MT > 1 && mm >= m) break;  // uniform: the launch's M
-            uint4 xv[kB];
+            for (int mm = 0; mm < MT; ++mm) {
+              if (MT > 1 && mm >= m) break;  // uniform: the launch's M
 #pragma unroll
-            for (int j = 0; j < kB; ++j) xv[j] = i0 + 32 * j < wp.w_hi ? xrow[mm * pl.kw + i0 + 32 * j] : uint4{};
+              for (int j = 0; j < kBX; ++j) dev::dot8<T>(wv[j], xr[mm][j], acc[mm][j & 1]);
+            }
+          } else {
+            for (int i0 = wp.w_lo + lane; i0 < wp.w_hi; i0 += 32 * kB) {
+              uint4 wv[kB];
 #pragma unroll
-            for (int j = 0; j < kB; ++j) dev::dot8<T>(wv[j], xv[j], acc[mm][j & 1]);
+              for (int j = 0; j < kB; ++j) wv[j] = i0 + 32 * j < wp.w_hi ? wrow[i0 + 32 * j] : uint4{};
+#pragma unroll
+              for (int mm = 0; mm < MT; ++mm) {
+                if (MT > 1 && mm >= m) break;  // uniform: the launch's M
+                uint4 xv[kB];
+#pragma unroll
+                for (int j = 0; j < kB; ++j) xv[j] = i0 + 32 * j < wp.w_hi ? xrow[mm * pl.kw + i0 + 32 * j] : uint4{};
+#pragma unroll
+                for (int j = 0; j < kB; ++j) dev::dot8<T>(wv[j], xv[j], acc[mm][j & 1]);
+              }
+            }
+          }
+          const bool last_row = r + wp.row_step >= st.nrows;
+          // The stage's bytes are read: hand the slot back before the butterfly, so the producer refills it meanwhile.
+          if (last_row) {
+            __syncwarp();
+            if (lane == 0) ptx::mbar_arrive(empty0 + 8 * uint32_t(slot));
+            if (c.k < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(48 + 8 * group + c.k);
+            if (lane == 0 && c.k == 1) TGEMM_RS_STAMP(128 + warp);
+            if (lane == 0 && c.s + kG >= stages) TGEMM_RS_STAMP(112 + warp);
+          }
+          if (st.row_end) {
+            // This warp's part of the row: a fixed butterfly over the lanes (the M columns' chains side by side), then
+            // lane 0 fills its slots.
+            float v[MT];
+#pragma unroll
+            for (int mm = 0; mm < MT; ++mm) {
+              v[mm] = (acc[mm][0][0] + acc[mm][0][1]) + (acc[mm][1][0] + acc[mm][1][1]);
+              acc[mm][0][0] = acc[mm][0][1] = acc[mm][1][0] = acc[mm][1][1] = 0.f;
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+              for (int mm = 0; mm < MT; ++mm) v[mm] += __shfl_xor_sync(0xffffffffu, v[mm], o);
+            if (lane == 0) {
+              float* const buf = slots + (t & 1) * slot_floats;
+              const int rt = st.row + r - t * pl.tile_rows;
+#pragma unroll
+              for (int mm = 0; mm < MT; ++mm)
+                if (mm < m) buf[rs_slot(pl, MT, rt, wp.part, mm)] = v[mm];
+            }
+            if (lane == 0 && c.s + kG >= stages) TGEMM_RS_STAMP(144 + warp);
           }
         }
-        const bool last_row = r + wp.row_step >= st.nrows;
-        // The stage's bytes are read: hand the slot back before the butterfly, so the producer refills it meanwhile.
-        if (last_row) {
+        if (wp.row0 >= st.nrows) {  // no row of this stage (the last stage of a block, or R = 3, 5, 6, 7)
           __syncwarp();
           if (lane == 0) ptx::mbar_arrive(empty0 + 8 * uint32_t(slot));
-          if (c.k < 8 && wg == 0 && lane == 0) TGEMM_RS_STAMP(48 + 8 * group + c.k);
-          if (lane == 0 && c.k == 1) TGEMM_RS_STAMP(128 + warp);
-          if (lane == 0 && c.s + kG >= stages) TGEMM_RS_STAMP(112 + warp);
-        }
-        if (st.row_end) {
-          // This warp's part of the row: a fixed butterfly over the lanes (the M columns' chains side by side), then
-          // lane 0 fills its slots.
-          float v[MT];
-#pragma unroll
-          for (int mm = 0; mm < MT; ++mm) {
-            v[mm] = (acc[mm][0][0] + acc[mm][0][1]) + (acc[mm][1][0] + acc[mm][1][1]);
-            acc[mm][0][0] = acc[mm][0][1] = acc[mm][1][0] = acc[mm][1][1] = 0.f;
-          }
-#pragma unroll
-          for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-            for (int mm = 0; mm < MT; ++mm) v[mm] += __shfl_xor_sync(0xffffffffu, v[mm], o);
-          if (lane == 0) {
-            float* const buf = slots + (t & 1) * slot_floats;
-            const int rt = st.row + r - t * pl.tile_rows;
-#pragma unroll
-            for (int mm = 0; mm < MT; ++mm)
-              if (mm < m) buf[rs_slot(pl, MT, rt, wp.part, mm)] = v[mm];
-          }
-          if (lane == 0 && c.s + kG >= stages) TGEMM_RS_STAMP(144 + warp);
         }
       }
-      if (wp.row0 >= st.nrows) {  // no row of this stage (the last stage of a block, or R = 3, 5, 6, 7)
-        __syncwarp();
-        if (lane == 0) ptx::mbar_arrive(empty0 + 8 * uint32_t(slot));
-      }
+      if (c.s == t_last) finish_tile();
     }
-    if (c.s == t_last) finish_tile();
+    if (wg == 0 && lane == 0) TGEMM_RS_STAMP(8 + group);
+    while (t < tiles) finish_tile();
+  };
+  if constexpr (kXRegs) {
+    if (x_regs) consume(std::true_type{});
+    else consume(std::false_type{});
+  } else {
+    consume(std::false_type{});
   }
-  if (wg == 0 && lane == 0) TGEMM_RS_STAMP(8 + group);
-  while (t < tiles) finish_tile();
   if (tid == 0) TGEMM_RS_STAMP(7);
 }
 
