@@ -1,6 +1,7 @@
 #include "bench/ceilings.h"
 
 #include "bench/problem_bench.h"
+#include "core/cuda_status.h"
 #include "registry/registry.h"
 
 namespace tgemm::bench {
@@ -14,7 +15,7 @@ Status measure_ceilings(cudaStream_t stream, Ceilings* out) {
   std::vector<Timing> t;
   Launch copy = [&](int, cudaStream_t s) {
     cudaError_t e = cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s);
-    return e == cudaSuccess ? Status::Ok() : Status(StatusCode::cuda_error, cudaGetErrorString(e));
+    return cuda_status(e, "copy");
   };
   if (Status s = time_interleaved({copy}, 1, {3, 10}, stream, &t); !s.ok()) return s;
   out->copy_gbps = 2.0 * double(bytes) / (t[0].median_us * 1e-6) / 1e9;

@@ -6,17 +6,13 @@
 #include <cstring>
 
 #include "backends/reference/reference.h"
+#include "core/cuda_status.h"
 #include "core/dtype.cuh"
 #include "core/launch_error.h"
 
 namespace tgemm::bench {
 
 namespace {
-
-Status cuda_check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status::Ok();
-  return {StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorString(e)};
-}
 
 __device__ __forceinline__ uint64_t splitmix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -106,12 +102,12 @@ Guarded& Guarded::operator=(Guarded&& o) noexcept {
 Status Guarded::make(size_t bytes, size_t guard_before, size_t guard_after, Guarded* out, size_t offset) {
   Guarded g;
   size_t total = guard_before + offset + bytes + guard_after;
-  if (Status s = cuda_check(cudaMalloc(&g.raw_, std::max<size_t>(total, 1)), "cudaMalloc guarded"); !s.ok()) return s;
+  if (Status s = cuda_status(cudaMalloc(&g.raw_, std::max<size_t>(total, 1)), "cudaMalloc guarded"); !s.ok()) return s;
   g.base_ = g.raw_;
   g.before_ = guard_before + offset;
   g.bytes_ = bytes;
   g.after_ = guard_after;
-  if (Status s = cuda_check(cudaMemset(g.raw_, kGuardByte, total), "cudaMemset guard"); !s.ok()) return s;
+  if (Status s = cuda_status(cudaMemset(g.raw_, kGuardByte, total), "cudaMemset guard"); !s.ok()) return s;
   *out = std::move(g);
   return Status::Ok();
 }
@@ -119,12 +115,12 @@ Status Guarded::make(size_t bytes, size_t guard_before, size_t guard_after, Guar
 Status Guarded::reset_guards(cudaStream_t stream) {
   cudaMemsetAsync(base_, kGuardByte, before_, stream);
   cudaMemsetAsync(base_ + before_ + bytes_, kGuardByte, after_, stream);
-  return cuda_check(cudaStreamSynchronize(stream), "reset guards");
+  return cuda_status(cudaStreamSynchronize(stream), "reset guards");
 }
 
 Status Guarded::check_guards(int64_t* changed_before, int64_t* changed_after, cudaStream_t stream) const {
   unsigned long long* d = nullptr;
-  if (Status s = cuda_check(cudaMallocAsync(&d, 2 * sizeof *d, stream), "cudaMallocAsync"); !s.ok()) return s;
+  if (Status s = cuda_status(cudaMallocAsync(&d, 2 * sizeof *d, stream), "cudaMallocAsync"); !s.ok()) return s;
   cudaMemsetAsync(d, 0, 2 * sizeof *d, stream);
   cudaError_t le = cudaSuccess;
   if (before_) le = launch_plain(count_not_byte, 1024, 256, stream, reinterpret_cast<const uint8_t*>(base_), int64_t(before_), kGuardByte, d);
@@ -134,8 +130,8 @@ Status Guarded::check_guards(int64_t* changed_before, int64_t* changed_after, cu
   unsigned long long h[2];
   cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, stream);
   cudaFreeAsync(d, stream);
-  if (Status s = cuda_check(cudaStreamSynchronize(stream), "guard check"); !s.ok()) return s;
-  if (Status s = cuda_check(le, "guard check launch"); !s.ok()) return s;
+  if (Status s = cuda_status(cudaStreamSynchronize(stream), "guard check"); !s.ok()) return s;
+  if (Status s = cuda_status(le, "guard check launch"); !s.ok()) return s;
   *changed_before = int64_t(h[0]);
   *changed_after = int64_t(h[1]);
   return Status::Ok();
@@ -146,7 +142,7 @@ Status fill_random(void* p, DType t, int64_t count, uint64_t seed, cudaStream_t 
   unsigned blocks = unsigned(std::min<int64_t>((count + 255) / 256, 8192));
   cudaError_t le = cudaSuccess;
   visit_dtype(t, [&]<class T>() { le = launch_plain(random_kernel<T>, blocks, 256, stream, static_cast<T*>(p), count, seed, scale); });
-  return cuda_check(le, "fill_random launch");
+  return cuda_status(le, "fill_random launch");
 }
 
 std::string GuardedCase::str() const {
@@ -193,7 +189,7 @@ Status make_guarded(const GuardedCase& c, uint64_t seed, GuardedProblem* g, size
   if (Status s = fill_random(g->wv, seed + 1, stream, scale); !s.ok()) return s;
   if (Status s = fill_random(g->b.data(), bt, c.n, seed + 2, stream); !s.ok()) return s;
   if (Status s = poison(g->yv, stream); !s.ok()) return s;
-  return cuda_check(cudaStreamSynchronize(stream), "make_guarded");
+  return cuda_status(cudaStreamSynchronize(stream), "make_guarded");
 }
 
 Status fill_random(const MatrixView& v, uint64_t seed, cudaStream_t stream, float scale) {
@@ -203,14 +199,14 @@ Status fill_random(const MatrixView& v, uint64_t seed, cudaStream_t stream, floa
 Status poison(const MatrixView& v, cudaStream_t stream) {
   int64_t n = span_elems(v);
   if (n == 0) return Status::Ok();
-  return cuda_check(cudaMemsetAsync(v.data, 0xFF, size_t(n * dtype_size(v.dtype)), stream), "poison");
+  return cuda_status(cudaMemsetAsync(v.data, 0xFF, size_t(n * dtype_size(v.dtype)), stream), "poison");
 }
 
 Status count_nan_rows(const MatrixView& y, int64_t* rows, cudaStream_t stream) {
   *rows = 0;
   if (y.rows == 0 || y.cols == 0) return Status::Ok();
   unsigned long long* d = nullptr;
-  if (Status s = cuda_check(cudaMallocAsync(&d, sizeof *d, stream), "cudaMallocAsync"); !s.ok()) return s;
+  if (Status s = cuda_status(cudaMallocAsync(&d, sizeof *d, stream), "cudaMallocAsync"); !s.ok()) return s;
   cudaMemsetAsync(d, 0, sizeof *d, stream);
   unsigned blocks = unsigned(std::min<int64_t>(y.rows, 65536));
   cudaError_t le = cudaSuccess;
@@ -220,8 +216,8 @@ Status count_nan_rows(const MatrixView& y, int64_t* rows, cudaStream_t stream) {
   unsigned long long h = 0;
   cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, stream);
   cudaFreeAsync(d, stream);
-  if (Status s = cuda_check(cudaStreamSynchronize(stream), "count_nan_rows"); !s.ok()) return s;
-  if (Status s = cuda_check(le, "count_nan_rows launch"); !s.ok()) return s;
+  if (Status s = cuda_status(cudaStreamSynchronize(stream), "count_nan_rows"); !s.ok()) return s;
+  if (Status s = cuda_status(le, "count_nan_rows launch"); !s.ok()) return s;
   *rows = int64_t(h);
   return Status::Ok();
 }
@@ -253,18 +249,18 @@ namespace {
 Status compare_with(const GemmArgs& a, int64_t row0, int64_t rows, const float* ref, double tol, Compare* out, cudaStream_t stream) {
   const Problem& p = a.p;
   CompareAcc* acc = nullptr;
-  if (Status s = cuda_check(cudaMallocAsync(&acc, sizeof(CompareAcc), stream), "cudaMallocAsync acc"); !s.ok()) return s;
+  if (Status s = cuda_status(cudaMallocAsync(&acc, sizeof(CompareAcc), stream), "cudaMallocAsync acc"); !s.ok()) return s;
   cudaMemsetAsync(acc, 0, sizeof(CompareAcc), stream);
   unsigned blocks = unsigned(std::min<int64_t>((rows * p.n + 255) / 256, 4096));
   cudaError_t le = cudaSuccess;
   visit_dtype(p.out_dtype, [&]<class Out>() {
     le = launch_plain(compare_kernel<Out>, blocks, 256, stream, static_cast<const Out*>(a.y) + row0 * p.ldy, p.ldy, ref, rows, p.n, tol, acc);
   });
-  Status s = cuda_check(le, "compare launch");
+  Status s = cuda_status(le, "compare launch");
   CompareAcc h{};
   cudaMemcpyAsync(&h, acc, sizeof h, cudaMemcpyDeviceToHost, stream);
   cudaFreeAsync(acc, stream);
-  if (Status e = cuda_check(cudaStreamSynchronize(stream), "compare"); !e.ok()) return e;
+  if (Status e = cuda_status(cudaStreamSynchronize(stream), "compare"); !e.ok()) return e;
   if (!s.ok()) return s;
   Compare c;
   c.checked = int64_t(h.checked);
@@ -319,11 +315,11 @@ Status compare_rows(const GemmArgs& a, int64_t row0, int64_t rows, double tol, C
   const Problem& p = a.p;
   if (rows <= 0 || p.n == 0) return Status::Ok();
   float* ref = nullptr;
-  if (Status s = cuda_check(cudaMallocAsync(&ref, size_t(rows * p.n) * sizeof(float), stream), "cudaMallocAsync ref"); !s.ok()) return s;
+  if (Status s = cuda_status(cudaMallocAsync(&ref, size_t(rows * p.n) * sizeof(float), stream), "cudaMallocAsync ref"); !s.ok()) return s;
   Status s = reference::gemm_fp32(a, row0, rows, ref, stream);
   if (s.ok()) s = compare_with(a, row0, rows, ref, tol, out, stream);
   // compare_with synchronised the stream; the free is stream-ordered and needs no second wait.
-  if (Status e = cuda_check(cudaFreeAsync(ref, stream), "cudaFreeAsync ref"); !e.ok() && s.ok()) return e;
+  if (Status e = cuda_status(cudaFreeAsync(ref, stream), "cudaFreeAsync ref"); !e.ok() && s.ok()) return e;
   return s;
 }
 
@@ -346,7 +342,7 @@ Status ReferenceRows::make(const GemmArgs& a, int64_t max_full_elements, int64_t
       if (Status s = reference::gemm_fp32(a, r0, n, at, stream); !s.ok()) return s;
       at += n * p.n;
     }
-    if (Status s = cuda_check(cudaStreamSynchronize(stream), "reference rows"); !s.ok()) return s;
+    if (Status s = cuda_status(cudaStreamSynchronize(stream), "reference rows"); !s.ok()) return s;
   }
   *out = std::move(r);
   return Status::Ok();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "core/cuda_status.h"
+
 namespace tgemm::bench {
 
 DeviceMem::~DeviceMem() {
@@ -21,7 +23,7 @@ DeviceMem& DeviceMem::operator=(DeviceMem&& o) noexcept {
 Status DeviceMem::make(size_t bytes, DeviceMem* out) {
   DeviceMem m;
   if (cudaError_t e = cudaMalloc(&m.p_, std::max<size_t>(bytes, 16)); e != cudaSuccess)
-    return {StatusCode::cuda_error, "cudaMalloc(" + std::to_string(bytes) + "): " + cudaGetErrorString(e)};
+    return cuda_status(e, "cudaMalloc(" + std::to_string(bytes) + ")");
   m.bytes_ = bytes;
   *out = std::move(m);
   return Status::Ok();
@@ -111,8 +113,7 @@ Launch launch_plan(Dispatcher& d, const Plan& plan, const Operands& o) {
 Status check_result(const Launch& launch, const Operands& o, Compare* out, cudaStream_t stream) {
   if (Status s = poison(o.yv(), stream); !s.ok()) return s;
   if (Status s = launch(0, stream); !s.ok()) return s;
-  if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
-    return {StatusCode::cuda_error, std::string("run: ") + cudaGetErrorString(e)};
+  if (Status s = cuda_status(cudaStreamSynchronize(stream), "run"); !s.ok()) return s;
   *out = Compare{};
   return compare(o.args(0), default_tol(o.shape.outdtype), out, stream);
 }

@@ -7,6 +7,7 @@
 
 #include "bench/problem_bench.h"
 #include "bench/timing.h"
+#include "core/cuda_status.h"
 #include "registry/registry.h"
 
 namespace tgemm::bench {
@@ -90,7 +91,7 @@ Status run_sweep_case(Dispatcher& d, const SweepCase& c, cudaStream_t stream, Sw
     out->error = "run: " + s.to_string();
     return Status::Ok();
   }
-  if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return {StatusCode::cuda_error, std::string("sweep run: ") + cudaGetErrorString(e)};
+  if (Status s = cuda_status(cudaStreamSynchronize(stream), "sweep run"); !s.ok()) return s;
   if (Status s = o.guard_bytes(&out->guard_bytes_changed, stream); !s.ok()) return s;
   if (Status s = count_nan_rows(o.yv, &out->unwritten_rows, stream); !s.ok()) return s;
   int64_t boundary = plan.pieces.size() > 1 ? plan.pieces[0].m : 0;
@@ -138,8 +139,7 @@ Status run_repro_row(const Kernel& kernel, const std::string& table_path, int64_
 
   // 1. The int32 kernel on the whole problem, limit check bypassed: what the seed's engine did.
   if (Status st = d->run_kernel(kernel, o.xv, o.wv, o.bias(), o.yv, stream, /*bypass_limits=*/true); !st.ok()) return st;
-  if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
-    return {StatusCode::cuda_error, std::string("bypassed kernel faulted: ") + cudaGetErrorString(e)};
+  if (Status s = cuda_status(cudaStreamSynchronize(stream), "bypassed kernel faulted"); !s.ok()) return s;
   int64_t b0 = 0, b1 = 0;
   if (Status st = o.y.check_guards(&b0, &b1, stream); !st.ok()) return st;
   out->bytes_outside = b0 + b1;
@@ -154,7 +154,7 @@ Status run_repro_row(const Kernel& kernel, const std::string& table_path, int64_
   out->plan = plan.kernel->name() + (plan.pieces.size() > 1 ? " split x" + num(int64_t(plan.pieces.size())) : " whole");
   out->pieces = plan.pieces.size();
   if (Status st = d->mm(o.xv, o.wv, o.bias(), o.yv, stream); !st.ok()) return st;
-  if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return {StatusCode::cuda_error, cudaGetErrorString(e)};
+  if (Status st = cuda_status(cudaStreamSynchronize(stream), "planned run"); !st.ok()) return st;
   if (Status st = o.guard_bytes(&out->plan_guard_bytes, stream); !st.ok()) return st;
   if (Status st = count_nan_rows(o.yv, &out->plan_rows_unwritten, stream); !st.ok()) return st;
   if (Status st = compare(a, 5e-2, &out->plan_cmp, stream, int64_t(1) << 26, plan.pieces.size() > 1 ? plan.pieces[0].m : 0); !st.ok())

@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "core/cuda_status.h"
+
 namespace tgemm::bench {
 
 namespace {
@@ -15,10 +17,6 @@ namespace {
 // events' resolution (~0.5 us) stay below 1% of a sample.
 constexpr double kMinGraphSampleUs = 300;
 constexpr int kMaxGraphLength = 1024;
-
-Status cuda_status(cudaError_t e, const std::string& what) {
-  return e == cudaSuccess ? Status::Ok() : Status{StatusCode::cuda_error, what + ": " + cudaGetErrorString(e)};
-}
 
 // Rounds of samples, interleaved: enqueue(j, round) puts candidate j's sample on the stream; each sample is
 // bracketed by its own events. us[j][round] is the sample's time, or -1 where it did not run.

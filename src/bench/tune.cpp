@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "bench/problem_bench.h"
+#include "core/cuda_status.h"
 #include "registry/registry.h"
 
 namespace tgemm::bench {
@@ -135,8 +136,7 @@ Status tune_shape(const Shape& s, const TuneOptions& opt, cudaStream_t stream, s
     Status st = poison(o.yv(), stream);
     if (st.ok()) st = launch_plan(*d, pl, o)(0, stream);
     if (st.ok()) {
-      cudaError_t e = cudaStreamSynchronize(stream);
-      if (e != cudaSuccess) return {StatusCode::cuda_error, k->name() + " faulted: " + cudaGetErrorString(e)};
+      if (Status s = cuda_status(cudaStreamSynchronize(stream), k->name() + " faulted"); !s.ok()) return s;
       // Sampled rows keep the reference's cost bounded on big shapes; piece edges are among them.
       const int64_t edge = pl.pieces.size() > 1 ? pl.pieces[0].m : 0;
       auto ref = refs.find(edge);

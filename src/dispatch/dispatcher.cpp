@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/reference/reference.h"
+#include "core/cuda_status.h"
 #include "core/env.h"
 #include "dispatch/embedded_tables.h"
 #include "dispatch/split.h"
@@ -53,10 +54,6 @@ struct PlanKeyHash {
 bool zeroed_counters_enabled() {
   static const bool on = env_switch("TGEMM_ZEROED_COUNTERS");
   return on;
-}
-
-Status cuda_status(cudaError_t e, const char* what) {
-  return {StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorString(e)};
 }
 
 // The stream workspaces of one dispatcher, keyed by device and stream. cudaStreamPerThread names a different stream

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "common/untabled_dispatcher.h"
+#include "core/cuda_status.h"
 #include "registry/registry.h"
 #include "table/table.h"
 #include "tgemm/tgemm.h"
@@ -267,6 +268,15 @@ TEST(BadInputCatalogue, EveryRejectionHasItsExactMessage) {
     }
     ASSERT_TRUE(f.good()) << "cannot write " << out;
   }
+}
+
+// A CUDA runtime result becomes a Status in one place (core/cuda_status.h): success is Ok, an error names what failed
+// and carries the runtime's message (no GPU needed: cudaGetErrorString is host code).
+TEST(CudaStatus, SuccessIsOkAndAnErrorNamesWhatFailed) {
+  EXPECT_TRUE(cuda_status(cudaSuccess, "anything").ok());
+  const Status s = cuda_status(cudaErrorInvalidValue, "workspace cudaMalloc");
+  EXPECT_EQ(s.code(), StatusCode::cuda_error);
+  EXPECT_EQ(s.message(), std::string("workspace cudaMalloc: ") + cudaGetErrorString(cudaErrorInvalidValue));
 }
 
 }  // namespace

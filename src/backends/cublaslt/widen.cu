@@ -1,6 +1,7 @@
 #include <string>
 
 #include "backends/cublaslt/cublaslt.h"
+#include "core/cuda_status.h"
 #include "core/dtype.cuh"
 #include "core/launch_error.h"
 
@@ -18,9 +19,7 @@ Status widen_to_fp32(const void* in, DType t, int64_t n, float* out, cudaStream_
   unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 1024));
   cudaError_t e = cudaSuccess;
   visit_dtype(t, [&]<class T>() { e = launch_plain(widen_kernel<T>, blocks, 256, stream, static_cast<const T*>(in), n, out); });
-  if (e != cudaSuccess)
-    return {StatusCode::cuda_error, std::string("bias widen launch: ") + cudaGetErrorString(e)};
-  return Status::Ok();
+  return cuda_status(e, "bias widen launch");
 }
 
 }  // namespace tgemm::cublaslt_detail

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/cuda_status.h"
 #include "core/dtype.cuh"
 #include "core/launch_error.h"
 #include "registry/registry.h"
@@ -62,11 +63,6 @@ __global__ void fill_kernel(const Bias* __restrict__ bias, Out* __restrict__ y, 
   }
 }
 
-Status launch_status(const char* what, cudaError_t e) {
-  if (e != cudaSuccess) return {StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorString(e)};
-  return Status::Ok();
-}
-
 // Grids index tiles with blockIdx.x (up to 2^31-1 blocks): no row limit below int64 in practice.
 constexpr int64_t kMaxBlocks = 2147483647;
 
@@ -80,8 +76,9 @@ Status gemm_typed(const GemmArgs& a, int64_t row0, int64_t rows, Out* y, int64_t
     const In* x = static_cast<const In*>(a.x) + row0 * p.ldx;
     const In* w = static_cast<const In*>(a.w);
     auto go = [&]<class Bias>(const Bias* bias) {
-      return launch_status("reference gemm launch", launch_plain(gemm_kernel<In, Bias, Out>, unsigned(tiles), kThreads, stream, x,
-                                                                   w, bias, y, rows, p.n, p.k, p.ldx, p.ldw, ldy));
+      return cuda_status(launch_plain(gemm_kernel<In, Bias, Out>, unsigned(tiles), kThreads, stream, x, w, bias, y, rows,
+                                      p.n, p.k, p.ldx, p.ldw, ldy),
+                         "reference gemm launch");
     };
     if (!a.bias) return go(static_cast<const float*>(nullptr));
     return visit_dtype(p.bias_dtype, [&]<class Bias>() { return go(static_cast<const Bias*>(a.bias)); });
@@ -97,8 +94,8 @@ Status fill_bias(const GemmArgs& a, cudaStream_t stream) {
   return visit_dtype(p.out_dtype, [&]<class Out>() {
     Out* y = static_cast<Out*>(a.y);
     auto go = [&]<class Bias>(const Bias* bias) {
-      return launch_status("fill_bias launch", launch_plain(fill_kernel<Bias, Out>, unsigned(blocks), 256, stream, bias, y, p.m,
-                                                            p.n, p.ldy));
+      return cuda_status(launch_plain(fill_kernel<Bias, Out>, unsigned(blocks), 256, stream, bias, y, p.m, p.n, p.ldy),
+                         "fill_bias launch");
     };
     if (!a.bias) return go(static_cast<const float*>(nullptr));
     return visit_dtype(p.bias_dtype, [&]<class Bias>() { return go(static_cast<const Bias*>(a.bias)); });

@@ -14,6 +14,7 @@
 
 #include "backends/skinny/skinny_config.h"
 #include "backends/skinny/skinny_tma.h"
+#include "core/cuda_status.h"
 #include "core/env.h"
 #include "core/launch_error.h"
 #include "core/per_device.h"
@@ -255,7 +256,7 @@ class SkinnyKernel final : public Kernel {
         tp.p.partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + ws_counter_bytes(sh));
         uint32_t* counters = nullptr;
         if (cudaError_t e = split_counters(a.counters, workspace, sh.row_tiles, stream, &counters); e != cudaSuccess)
-          return Status(StatusCode::cuda_error, name_ + ": counter reset failed: " + cudaGetErrorString(e));
+          return cuda_status(e, name_ + ": counter reset failed");
         tp.p.counters = reinterpret_cast<int*>(counters);
       }
       CUresult r = encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(sh.block_rows)}, &tp.w);
@@ -275,7 +276,7 @@ class SkinnyKernel final : public Kernel {
       if (ws_solo()) dyn = std::max(dyn, kWsSoloSmemBytes);
       const int dyn_max = ws_smem_bytes(cfg_.max_m);
       if (cudaError_t e = smem_optin_.ensure(fn_, dyn_max); e != cudaSuccess)
-        return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
+        return cuda_status(e, name_ + ": shared-memory opt-in failed");
       lc.blockDim = dim3(kTmaThreads, 1, 1);
       lc.dynamicSmemBytes = size_t(dyn);
     } else if (cfg_.tma) {
@@ -287,7 +288,7 @@ class SkinnyKernel final : public Kernel {
       if (r != CUDA_SUCCESS)
         return Status(StatusCode::cuda_error, name_ + ": cuTensorMapEncodeTiled failed (" + std::to_string(int(r)) + ")");
       if (cudaError_t e = smem_optin_.ensure(fn_, kTmaSmemBytes); e != cudaSuccess)
-        return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
+        return cuda_status(e, name_ + ": shared-memory opt-in failed");
       lc.blockDim = dim3(kTmaThreads, 1, 1);
       lc.dynamicSmemBytes = size_t(tp.stages) * tma_stage_bytes(1 << sh.wk_log2, tp.x_rows) + kSmemAlign;
     }
@@ -360,7 +361,7 @@ class SkinnyKernel final : public Kernel {
     const int dyn = int(std::max<int64_t>(rs_smem_bytes(rp.plan, cfg_.max_m, int(p.m), rp.group_stages_log2), kWsSoloSmemBytes));
     const int dyn_max = int(rs_max_smem_bytes(cfg_.max_m));
     if (cudaError_t e = smem_optin_.ensure(fn_, dyn_max); e != cudaSuccess)
-      return Status(StatusCode::cuda_error, name_ + ": shared-memory opt-in failed: " + cudaGetErrorString(e));
+      return cuda_status(e, name_ + ": shared-memory opt-in failed");
     cudaLaunchConfig_t lc = {};
     lc.gridDim = dim3(unsigned(rp.blocks), 1, 1);
     lc.blockDim = dim3(unsigned(rs_threads(cfg_.max_m)), 1, 1);

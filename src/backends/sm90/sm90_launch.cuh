@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/sm90/sm90_config.h"
+#include "core/cuda_status.h"
 #include "backends/sm90/sm90_kernel.cuh"
 #include "backends/sm90/sm90_kernel_base.h"
 #include "backends/sm90/sm90_split_plan.h"
@@ -25,10 +26,6 @@
 #include "tgemm/kernel.h"
 
 namespace tgemm::sm90 {
-
-inline Status cuda_status(const char* what, cudaError_t e) {
-  return Status(StatusCode::cuda_error, std::string("sm90: ") + what + ": " + cudaGetErrorString(e));
-}
 
 // Per-device, per-instantiation facts computed once: the shared-memory opt-in and how many clusters fit.
 struct DeviceState {
@@ -80,7 +77,7 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes,
     return Status(StatusCode::invalid_argument, "sm90: this configuration runs no column tail (SplitPlan::by_columns)");
 
   int dev = 0;
-  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status("cudaGetDevice", e);
+  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status(e, "sm90: cudaGetDevice");
   if (dev < 0 || dev >= kMaxDevices) return Status(StatusCode::internal, "sm90: device index out of range");
 
   static PerDevice<DeviceState> states;
@@ -97,7 +94,7 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes,
     }
     if (s.err == cudaSuccess && s.max_clusters < 1) s.err = cudaErrorInvalidConfiguration;
   });
-  if (st.err != cudaSuccess) return cuda_status("kernel setup", st.err);
+  if (st.err != cudaSuccess) return cuda_status(st.err, "sm90: kernel setup");
 
   CUtensorMap tx, tw;
   // X and W in boxes of one cluster slice of the tile (a CTA multicasts its slice to the cluster); W in half tiles
@@ -141,7 +138,7 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes,
     ep.partials = reinterpret_cast<float*>(static_cast<char*>(ws) + splitk_counter_bytes(plan.split_tiles));
     if (cudaError_t e = split_counters(a.counters, ws, int64_t(plan.split_tiles), stream, &ep.counters);
         e != cudaSuccess)
-      return cuda_status("split-K counter reset", e);
+      return cuda_status(e, "sm90: split-K counter reset");
   }
 
   cudaLaunchConfig_t cfg{};
@@ -159,7 +156,7 @@ Status launch(const GemmArgs& a, cudaStream_t stream, void* ws, size_t ws_bytes,
     cfg.numAttrs = 1;
   }
   const cudaError_t e = launch_result(cudaLaunchKernelEx(&cfg, gemm_kernel<T>, tx, tw, ty, ep, uint32_t(p.k)));
-  if (e != cudaSuccess) return cuda_status("launch", e);
+  if (e != cudaSuccess) return cuda_status(e, "sm90: launch");
   return Status::Ok();
 }
 

@@ -98,10 +98,10 @@ class SwapAbKernel final : public Sm90KernelBase {
     if (p.m == 0 || p.n == 0) return Status::Ok();
     splits = launch_splits(p, splits);
     int dev = 0;
-    if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status("cudaGetDevice", e);
+    if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_status(e, "sm90: cudaGetDevice");
     if (dev < 0 || dev >= kMaxDevices) return Status(StatusCode::internal, "sm90: device index out of range");
     const SwapAbDevice* st = device_state<T>(dev);
-    if (st->err != cudaSuccess) return cuda_status("swapab kernel setup", st->err);
+    if (st->err != cudaSuccess) return cuda_status(st->err, "sm90: swapab kernel setup");
 
     CUtensorMap tx, tw;
     if (encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(T::kMT)}, &tx) != CUDA_SUCCESS ||
@@ -123,7 +123,7 @@ class SwapAbKernel final : public Sm90KernelBase {
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     if (cudaError_t e = launch_result(cudaLaunchKernelEx(&cfg, swapab_kernel<T>, tx, tw, ep, uint32_t(p.k))); e != cudaSuccess)
-      return cuda_status("swapab launch", e);
+      return cuda_status(e, "sm90: swapab launch");
     return Status::Ok();
   }
 };
