@@ -9,7 +9,7 @@ for f in src/backends/sm90/*.cu scripts/dev/sm90_harness.cu; do
   objs+=("$o")
   nvcc $FLAGS -Xptxas -v -c "$f" -o "$o" > "$o.log" 2>&1 &
 done
-for f in src/core/limits.cpp src/core/types.cpp; do
+for f in src/core/limits.cpp src/core/types.cpp src/core/tensor_map.cpp; do
   o=scripts/dev/bin/obj/$(basename "$f" .cpp).o
   objs+=("$o")
   g++ -std=c++20 -O2 -Iinclude -Isrc -I/usr/local/cuda/include -c "$f" -o "$o" &

@@ -99,9 +99,21 @@ inline void expect_guards_intact(const Guarded& g, const std::string& what) {
   }
 }
 
+// Bytes of the padding columns [cols, ld) between v's rows that no longer hold poison's 0xFF: a kernel must not write
+// there (a strided Y may be a view into a wider tensor whose other columns belong to someone else).
+inline int64_t pad_bytes_changed(const MatrixView& v) {
+  if (v.ld <= v.cols || v.rows < 2) return 0;
+  const std::vector<unsigned char> h = host_bytes(v);
+  const size_t es = size_t(dtype_size(v.dtype));
+  int64_t changed = 0;
+  for (int64_t r = 0; r + 1 < v.rows; ++r)
+    for (size_t b = size_t(r * v.ld + v.cols) * es; b < size_t((r + 1) * v.ld) * es; ++b) changed += h[b] != 0xFF;
+  return changed;
+}
+
 // Runs k on g through d with Y poisoned and checks it against the reference: every output written and close, relative
-// L2 error below 1e-2, guards intact; with `rerun` and a deterministic kernel, a second run on a poisoned Y gives the
-// same bytes. The caller checks HasFailure() to stop early.
+// L2 error below 1e-2, Y's padding columns and the guards intact; with `rerun` and a deterministic kernel, a second run
+// on a poisoned Y gives the same bytes. The caller checks HasFailure() to stop early.
 inline void expect_kernel_matches(Dispatcher& d, const Kernel& k, const Guarded& g, bool rerun) {
   const Case& c = g.c;
   TGEMM_OK(bench::poison(g.yv, nullptr));
@@ -112,6 +124,7 @@ inline void expect_kernel_matches(Dispatcher& d, const Kernel& k, const Guarded&
   EXPECT_EQ(cmp.unwritten, 0) << k.name() << " " << c.str() << ": " << cmp.to_string();
   EXPECT_EQ(cmp.not_close, 0) << k.name() << " " << c.str() << ": " << cmp.to_string();
   EXPECT_LT(cmp.rel_l2(), 1e-2) << k.name() << " " << c.str() << ": " << cmp.to_string();
+  EXPECT_EQ(pad_bytes_changed(g.yv), 0) << k.name() << " " << c.str() << ": wrote into Y's padding columns";
   expect_guards_intact(g, k.name());
   if (rerun && k.deterministic()) {
     const auto first = host_bytes(g.yv);

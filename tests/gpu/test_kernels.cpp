@@ -1,5 +1,6 @@
 // Every registered kernel against the reference kernel on fresh random data: odd shapes, tails, large
 // leading dimensions, every dtype combination, bias or not; Y poisoned, guards checked, reruns bit-identical.
+#include <algorithm>
 #include <cstring>
 
 #include "gpu_util.h"
@@ -69,13 +70,20 @@ std::vector<Case> cases_for(const Kernel& k) {
   if (l.ld_multiple <= 1) {  // kernels that take any leading dimension get odd K and N too
     shapes.push_back({small_m ? l.max_m : 77, 131, 97});
     shapes.push_back({small_m ? 1 : 255, 7, 13});
+  } else if (!small_m) {
+    // Odd N and K in padded rows (leading dimensions rounded up to the multiple, then one more): N's last 16-byte
+    // chunk is partly Y's padding, which no store may touch (TMA stores write whole 16-byte chunks).
+    shapes.push_back({257, 383, 1001});
   }
+  // The padded case's leading dimensions: `pad`, 2 `pad` and `pad` elements past the row, rounded up to the multiple.
+  const int64_t lm = std::max<int64_t>(l.ld_multiple, 1);
+  auto ld_pad = [lm](int64_t row, int64_t extra) { return (row + extra + lm - 1) / lm * lm - row; };
   for (auto [m, n, kk] : shapes)
     for (DType in : {DType::bf16, DType::fp16})
       for (DType out : {DType::bf16, DType::fp16, DType::fp32})
         for (int bias : {0, 1, 2}) {
           cs.push_back({m, n, kk, in, out, bias, 0, 0, 0});
-          if (bias == 1) cs.push_back({m, n, kk, in, out, bias, pad, 2 * pad, pad});
+          if (bias == 1) cs.push_back({m, n, kk, in, out, bias, ld_pad(kk, pad), ld_pad(kk, 2 * pad), ld_pad(n, pad)});
         }
   return cs;
 }

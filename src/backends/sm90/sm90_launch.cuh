@@ -200,6 +200,13 @@ class Sm90Kernel final : public Sm90KernelBase {
   Verdict can_implement(const Problem& p) const override {
     Verdict v = check_common(p);
     if (!v.ok()) return v;
+    // A TMA store clips at the tensor's last column only to 16-byte granularity: with N not a multiple of 8 it wrote
+    // the rest of the last chunk, Y's padding columns [N, ldy), in every row (session 43, 257 x 383 in a 384-wide Y).
+    // fp32 Y is stored from registers.
+    if (T::kTmaStore && p.out_dtype != DType::fp32 && p.n % 8 != 0)
+      return {Verdict::Kind::unsupported, "N = " + std::to_string(p.n) +
+                                              " is not a multiple of 8: TMA stores write whole 16-byte chunks, which "
+                                              "would reach into Y's padding columns"};
     const uint64_t m_tiles = (uint64_t(p.m) + T::kBM * T::kClusterM - 1) / (T::kBM * T::kClusterM);
     const uint64_t n_tiles = (uint64_t(p.n) + T::kBN * T::kClusterN - 1) / (T::kBN * T::kClusterN);
     // (split-K multiplies the units by split_plan(p).splits, which is 1 unless that product stays below 2^31)
