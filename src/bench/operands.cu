@@ -188,12 +188,26 @@ Status make_guarded(const GuardedCase& c, uint64_t seed, GuardedProblem* g, size
   if (Status s = fill_random(g->xv, seed, stream, scale); !s.ok()) return s;
   if (Status s = fill_random(g->wv, seed + 1, stream, scale); !s.ok()) return s;
   if (Status s = fill_random(g->b.data(), bt, c.n, seed + 2, stream); !s.ok()) return s;
+  // X's and W's padding columns [K, ld) hold 0x5A5A (bf16 ~1.5e16, fp16 203), so a kernel that lets them into a sum
+  // is far off, not within tolerance: padding may be another tensor's data.
+  if (Status s = fill_padding(g->xv, 0x5A, stream); !s.ok()) return s;
+  if (Status s = fill_padding(g->wv, 0x5A, stream); !s.ok()) return s;
   if (Status s = poison(g->yv, stream); !s.ok()) return s;
   return cuda_status(cudaStreamSynchronize(stream), "make_guarded");
 }
 
 Status fill_random(const MatrixView& v, uint64_t seed, cudaStream_t stream, float scale) {
   return fill_random(v.data, v.dtype, span_elems(v), seed, stream, scale);
+}
+
+Status fill_padding(const MatrixView& v, unsigned char byte, cudaStream_t stream) {
+  // The last row's padding lies past the span; with no columns a view's ld is only clamped to 1 (make_guarded), and
+  // its allocation holds nothing.
+  if (v.ld <= v.cols || v.rows < 2 || v.cols == 0) return Status::Ok();
+  const size_t es = size_t(dtype_size(v.dtype));
+  return cuda_status(cudaMemset2DAsync(static_cast<char*>(v.data) + size_t(v.cols) * es, size_t(v.ld) * es, byte,
+                                       size_t(v.ld - v.cols) * es, size_t(v.rows - 1), stream),
+                     "fill_padding");
 }
 
 Status poison(const MatrixView& v, cudaStream_t stream) {

@@ -70,6 +70,8 @@ Status fill_random(const MatrixView& v, uint64_t seed, cudaStream_t stream, floa
 Status fill_random(void* p, DType t, int64_t count, uint64_t seed, cudaStream_t stream, float scale = 1.0f);
 // NaN in every element of the span (all bits set): an element left unwritten stays NaN.
 Status poison(const MatrixView& v, cudaStream_t stream);
+// `byte` in every byte of the padding columns [cols, ld) between v's rows.
+Status fill_padding(const MatrixView& v, unsigned char byte, cudaStream_t stream);
 
 struct Compare {
   int64_t checked = 0;     // elements compared
