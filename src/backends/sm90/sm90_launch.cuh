@@ -201,8 +201,8 @@ class Sm90Kernel final : public Sm90KernelBase {
     Verdict v = check_common(p);
     if (!v.ok()) return v;
     // A TMA store clips at the tensor's last column only to 16-byte granularity: with N not a multiple of 8 it wrote
-    // the rest of the last chunk, Y's padding columns [N, ldy), in every row (session 43, 257 x 383 in a 384-wide Y).
-    // fp32 Y is stored from registers.
+    // the rest of the last chunk, Y's padding columns [N, ldy), in every row, and past Y's span after the last row
+    // (session 43: element 383 of each row at N = 383). fp32 Y is stored from registers.
     if (T::kTmaStore && p.out_dtype != DType::fp32 && p.n % 8 != 0)
       return {Verdict::Kind::unsupported, "N = " + std::to_string(p.n) +
                                               " is not a multiple of 8: TMA stores write whole 16-byte chunks, which "
