@@ -495,7 +495,8 @@ static int mode_test(const Reg& reg) {
           sync_or_die(k->name().c_str());
           CheckResult r2 = check(op.y, nullptr, first.y(), p, 0.f);
           if (r2.fails || r2.pad_changed) {
-            printf("%-42s %-28s rerun not bit-identical (%llu)\n", k->name().c_str(), cs, r2.fails);
+            printf("%-42s %-28s rerun not bit-identical (%llu elements, %llu padding bytes)\n", k->name().c_str(), cs,
+                   r2.fails, r2.pad_changed);
             ok = false;
           }
         }
