@@ -4,7 +4,7 @@
 // and the row-stream kernels' 128-block variants are faster than their one-block-per-SM twins at 32-48 MiB. If each
 // GPC's share of the DRAM bandwidth is fixed, equal work per SM leaves the SMs of the larger GPCs last.
 //
-//   nvcc -O3 -std=c++20 -gencode=arch=compute_90a,code=sm_90a scripts/dev/gpc_probe.cu -o /tmp/gpc_probe
+//   nvcc -O3 -std=c++20 -Isrc -gencode=arch=compute_90a,code=sm_90a scripts/dev/gpc_probe.cu -o /tmp/gpc_probe
 //   /tmp/gpc_probe [MiB per launch, default 32] > gpc.txt
 //
 // 1. cudaOccupancyMaxActiveClusters for cluster sizes 1..16 of a block that fills an SM: sum over GPCs of
@@ -20,6 +20,8 @@
 #include <map>
 #include <vector>
 
+#include "core/ptx.cuh"  // nvcc -Isrc
+
 #define CK(x)                                                                        \
   do {                                                                               \
     cudaError_t e_ = (x);                                                            \
@@ -29,16 +31,8 @@
     }                                                                                \
   } while (0)
 
-__device__ __forceinline__ uint32_t smid() {
-  uint32_t s;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-  return s;
-}
-__device__ __forceinline__ uint64_t gtime() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+using tgemm::ptx::globaltimer;
+using tgemm::ptx::smid;
 
 constexpr int kFillSmem = 200 * 1024;  // one block per SM
 
@@ -54,7 +48,7 @@ __global__ void where(int* out) {
 __global__ void __launch_bounds__(512) stream(const uint4* __restrict__ src, int64_t per, uint64_t* t, int* sm,
                                               uint32_t* sink) {
   extern __shared__ char pad[];
-  const uint64_t t0 = gtime();
+  const uint64_t t0 = globaltimer();
   const uint4* p = src + blockIdx.x * per;
   uint32_t acc = 0;
   for (int64_t i = threadIdx.x; i < per; i += 4 * 512) {
@@ -68,7 +62,7 @@ __global__ void __launch_bounds__(512) stream(const uint4* __restrict__ src, int
   __syncthreads();
   if (threadIdx.x == 0) {
     t[2 * blockIdx.x] = t0;
-    t[2 * blockIdx.x + 1] = gtime();
+    t[2 * blockIdx.x + 1] = globaltimer();
     sm[blockIdx.x] = int(smid());
     pad[0] = 0;
   }

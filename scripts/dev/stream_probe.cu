@@ -44,12 +44,12 @@
 // overlap its start as any other's). %globaltimer ticks every 256 ns on the H200 (run 333): events 0-15 get it, for
 // the launch-wide timeline; every event gets clock64, for a block's own timeline (stage by stage).
 #ifdef RS_TRACE
+#include "core/ptx.cuh"  // nvcc -Isrc
 constexpr int kTraceBlocks = 132, kTraceEvents = 16, kClkEvents = 160;
 __device__ unsigned long long g_trace[kTraceBlocks * kTraceEvents];
 __device__ long long g_clk[kTraceBlocks * kClkEvents];
 __device__ __forceinline__ void rs_stamp(int e) {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  const unsigned long long t = tgemm::ptx::globaltimer();
   g_clk[blockIdx.x * kClkEvents + e] = clock64();
   if (e < kTraceEvents) g_trace[blockIdx.x * kTraceEvents + e] = t;
 }

@@ -201,9 +201,7 @@ Status fill_random(const MatrixView& v, uint64_t seed, cudaStream_t stream, floa
 }
 
 Status fill_padding(const MatrixView& v, unsigned char byte, cudaStream_t stream) {
-  // The last row's padding lies past the span; with no columns a view's ld is only clamped to 1 (make_guarded), and
-  // its allocation holds nothing.
-  if (v.ld <= v.cols || v.rows < 2 || v.cols == 0) return Status::Ok();
+  if (!has_row_padding(v)) return Status::Ok();
   const size_t es = size_t(dtype_size(v.dtype));
   return cuda_status(cudaMemset2DAsync(static_cast<char*>(v.data) + size_t(v.cols) * es, size_t(v.ld) * es, byte,
                                        size_t(v.ld - v.cols) * es, size_t(v.rows - 1), stream),

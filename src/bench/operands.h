@@ -70,6 +70,9 @@ Status fill_random(const MatrixView& v, uint64_t seed, cudaStream_t stream, floa
 Status fill_random(void* p, DType t, int64_t count, uint64_t seed, cudaStream_t stream, float scale = 1.0f);
 // NaN in every element of the span (all bits set): an element left unwritten stays NaN.
 Status poison(const MatrixView& v, cudaStream_t stream);
+// Whether v's span holds padding columns [cols, ld) between its rows (the last row's lie past the span). A view
+// without columns has none: make_guarded clamps its ld to 1 over an allocation that holds nothing.
+inline bool has_row_padding(const MatrixView& v) { return v.ld > v.cols && v.rows >= 2 && v.cols > 0; }
 // `byte` in every byte of the padding columns [cols, ld) between v's rows.
 Status fill_padding(const MatrixView& v, unsigned char byte, cudaStream_t stream);
 

@@ -92,6 +92,22 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_
                : "memory");
 }
 
+// ---- special registers (development probes and traces) ---------------------------------------------------------
+
+// The global nanosecond timer; on the H200 it ticks every 256 ns (run 333), so a block's own timeline wants clock64.
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// The SM this thread runs on.
+__device__ __forceinline__ uint32_t smid() {
+  uint32_t s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+
 // ---- L2 eviction policies (the .L2::cache_hint operand of loads, stores and bulk copies) ------------------------
 
 // A 64-bit L2 cache policy that marks every line it covers evict_last (fraction 1.0). Not every policy is harmless:

@@ -102,7 +102,7 @@ inline void expect_guards_intact(const Guarded& g, const std::string& what) {
 // Bytes of the padding columns [cols, ld) between v's rows that no longer hold poison's 0xFF: a kernel must not write
 // there (a strided Y may be a view into a wider tensor whose other columns belong to someone else).
 inline int64_t pad_bytes_changed(const MatrixView& v) {
-  if (v.ld <= v.cols || v.rows < 2 || v.cols == 0) return 0;  // (no columns: ld is a clamp, not an allocation)
+  if (!bench::has_row_padding(v)) return 0;
   const std::vector<unsigned char> h = host_bytes(v);
   const size_t es = size_t(dtype_size(v.dtype));
   int64_t changed = 0;
