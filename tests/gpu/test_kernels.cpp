@@ -71,8 +71,8 @@ std::vector<Case> cases_for(const Kernel& k) {
     shapes.push_back({small_m ? l.max_m : 77, 131, 97});
     shapes.push_back({small_m ? 1 : 255, 7, 13});
   } else if (!small_m) {
-    // Odd N and K in padded rows (leading dimensions rounded up to the multiple, then one more): N's last 16-byte
-    // chunk is partly Y's padding, which no store may touch (TMA stores write whole 16-byte chunks).
+    // Odd N and K in padded rows (each leading dimension the row plus a pad, rounded up to the multiple: ld_pad below):
+    // N's last 16-byte chunk is partly Y's padding, which no store may touch (TMA stores write whole 16-byte chunks).
     shapes.push_back({257, 383, 1001});
   }
   // The padded case's leading dimensions: `pad`, 2 `pad` and `pad` elements past the row, rounded up to the multiple.
