@@ -283,6 +283,42 @@ __device__ __forceinline__ void mainloop(float (&acc)[T::kMSub][T::kBN / 2], con
   }
 }
 
+// What both consumer schedules start from: zeroed fp32 accumulators and the stage-0 wgmma descriptors of the
+// warpgroup's A rows (from row `a_row0` of the stage's BM) and of B. A stage s adds its byte offset >> 4 to a
+// descriptor's 14-bit address field, and the k16 step within the 128-byte swizzled row adds 32 bytes (the hardware
+// applies the swizzle to the final address).
+template <class T>
+struct ConsumerState {
+  float acc[T::kMSub][T::kBN / 2];
+  uint32_t a_lo0[T::kMSub];
+  uint32_t b_lo0;
+  __device__ __forceinline__ ConsumerState(const Smem<T>& sm, uint32_t a_row0) {
+#pragma unroll
+    for (int ms = 0; ms < T::kMSub; ++ms)
+#pragma unroll
+      for (int i = 0; i < T::kBN / 2; ++i) acc[ms][i] = 0.f;
+#pragma unroll
+    for (int ms = 0; ms < T::kMSub; ++ms)
+      a_lo0[ms] = wgmma::desc_sw128_lo(sm.base + T::kOffA + (a_row0 + ms * 64) * 128);
+    b_lo0 = wgmma::desc_sw128_lo(sm.base + T::kOffB);
+  }
+};
+
+// A consumer warp's release of ring slot `slot`: one arrival on the slot of every CTA whose producer filled part of
+// it (multicast fills the peer's too).
+template <class T>
+__device__ __forceinline__ auto slot_release(const Smem<T>& sm, uint32_t lane) {
+  return [empty = sm.empty, lane](uint32_t slot) {
+    if (lane < uint32_t(T::kClusterSize)) {
+      if constexpr (T::kClusterSize > 1) {
+        ptx::mbar_arrive_cluster(empty + 8 * slot, lane);
+      } else {
+        ptx::mbar_arrive(empty + 8 * slot);
+      }
+    }
+  };
+}
+
 // Consumers: wgmma over the stage ring into fp32 accumulators, then the epilogue's register half.
 template <class T>
 __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t k, uint32_t smem_base,
@@ -296,30 +332,9 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
 
   const uint32_t g = warp / 4 - 1;  // consumer warpgroup
   const uint32_t wwarp = warp % 4;  // warp within it
-  float acc[T::kMSub][BN / 2];
-#pragma unroll
-  for (int ms = 0; ms < T::kMSub; ++ms)
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) acc[ms][i] = 0.f;
-
-  // Descriptors of stage 0; a stage s adds its byte offset >> 4 to the 14-bit address field, and the k16 step
-  // within the 128-byte swizzled row adds 32 bytes (the hardware applies the swizzle to the final address).
-  uint32_t a_lo0[T::kMSub];
-#pragma unroll
-  for (int ms = 0; ms < T::kMSub; ++ms)
-    a_lo0[ms] = wgmma::desc_sw128_lo(sm.base + T::kOffA + (g * T::kWgRows + ms * 64) * 128);
-  const uint32_t b_lo0 = wgmma::desc_sw128_lo(sm.base + T::kOffB);
-
-  // One arrival per warp on the slot of every CTA whose producer filled part of it.
-  auto release = [&](uint32_t slot) {
-    if (lane < CS) {
-      if constexpr (CS > 1) {
-        ptx::mbar_arrive_cluster(sm.empty + 8 * slot, lane);
-      } else {
-        ptx::mbar_arrive(sm.empty + 8 * slot);
-      }
-    }
-  };
+  ConsumerState<T> cs(sm, g * T::kWgRows);  // this warpgroup's half of the tile's rows
+  auto& acc = cs.acc;
+  const auto release = slot_release(sm, lane);
 
   // Staggered warpgroups (T::kLag > 0): both warpgroups read every stage, so without a stagger they finish a tile
   // together and run its epilogue together while the tensor cores idle. Warpgroup 1 instead starts each tile only
@@ -345,12 +360,12 @@ __device__ __forceinline__ void run_consumer(const EpilogueParams& ep, uint32_t 
     Epi::load_bias(bias, ep, nb * BN, tid);
     uint32_t prev = 0;
     if (stagger && g == 0) {
-      mainloop<T>(acc, a_lo0, b_lo0, sm.full, 0, lag, s, phase, prev, release);
+      mainloop<T>(acc, cs.a_lo0, cs.b_lo0, sm.full, 0, lag, s, phase, prev, release);
       ptx::named_bar_arrive(kStagger, 256);
-      mainloop<T>(acc, a_lo0, b_lo0, sm.full, lag, num_k, s, phase, prev, release);
+      mainloop<T>(acc, cs.a_lo0, cs.b_lo0, sm.full, lag, num_k, s, phase, prev, release);
     } else {
       if (stagger) ptx::named_bar_sync(kStagger, 256);
-      mainloop<T>(acc, a_lo0, b_lo0, sm.full, 0, num_k, s, phase, prev, release);
+      mainloop<T>(acc, cs.a_lo0, cs.b_lo0, sm.full, 0, num_k, s, phase, prev, release);
     }
     // Epilogue set-up that does not need the accumulators runs while the last k-step's wgmma still executes.
     // The bias buffer is per warpgroup; the first barrier keeps a fast warp from overwriting it while a slow one
@@ -489,27 +504,9 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
 
   const uint32_t g = warp / 4 - 1;  // consumer warpgroup
   const uint32_t wwarp = warp % 4;  // warp within it
-  float acc[T::kMSub][BN / 2];
-#pragma unroll
-  for (int ms = 0; ms < T::kMSub; ++ms)
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) acc[ms][i] = 0.f;
-
-  // Every stage holds one whole tile's k-slice: the warpgroup reads all BM rows of A.
-  uint32_t a_lo0[T::kMSub];
-#pragma unroll
-  for (int ms = 0; ms < T::kMSub; ++ms) a_lo0[ms] = wgmma::desc_sw128_lo(sm.base + T::kOffA + ms * 64 * 128);
-  const uint32_t b_lo0 = wgmma::desc_sw128_lo(sm.base + T::kOffB);
-
-  auto release = [&](uint32_t slot) {
-    if (lane < CS) {
-      if constexpr (CS > 1) {
-        ptx::mbar_arrive_cluster(sm.empty + 8 * slot, lane);
-      } else {
-        ptx::mbar_arrive(sm.empty + 8 * slot);
-      }
-    }
-  };
+  ConsumerState<T> cs(sm, 0);  // every stage holds one whole tile's k-slice: the warpgroup reads all BM rows of A
+  auto& acc = cs.acc;
+  const auto release = slot_release(sm, lane);
 
   const uint32_t staging = sm.base + T::kOffStaging;
   const uint32_t bias_smem = sm.base + T::kOffBias + g * BN * 4;
@@ -538,9 +535,10 @@ __device__ __forceinline__ void run_consumer_pp(const EpilogueParams& ep, uint32
     if (j > 0) ptx::named_bar_sync(kMmaTurn + g, 256);
     uint32_t prev = 0;
     if (half) {
-      mainloop<T, T::kColumnTail ? BN / 2 : BN>(acc, a_lo0, b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
+      mainloop<T, T::kColumnTail ? BN / 2 : BN>(acc, cs.a_lo0, cs.b_lo0, sm.full, 0, ke - kb, s, phase, prev,
+                                                 release);
     } else {
-      mainloop<T>(acc, a_lo0, b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
+      mainloop<T>(acc, cs.a_lo0, cs.b_lo0, sm.full, 0, ke - kb, s, phase, prev, release);
     }
     // Hand the tensor cores over: the other warpgroup's wgmma queue behind our last ones.
     if (has_next) ptx::named_bar_arrive(kMmaTurn + (g ^ 1), 256);
