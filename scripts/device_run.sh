@@ -205,6 +205,14 @@ for step in $STEPS; do
               done
             done
             python3 scripts/dev/settle_summary.py "$OUT"/settle_*_r*.csv > "$OUT/settle_summary.txt"; tail -60 "$OUT/settle_summary.txt" ;;
+    # MODES_SHAPES' top candidates (MODES_TOP, default 8, from MODES_TOP_FROM or the shipped profile) in 2-way rounds
+    # against the pick, under graph replay and with plain launches: which kernels lead in each launch mode.
+    modes) TP=$(plain_profile "${MODES_TOP_FROM:-docs/data/tune_profile.csv.gz}")
+           for m in graph plain; do
+             ./build-dev/tgemm bench -i "${MODES_SHAPES:-shapes/decode.csv}" --no-ceilings --pairwise --timing $m \
+               --top-from "$TP" --top ${MODES_TOP:-8} ${MODES_ARGS:-} --csv "$OUT/modes_$m.csv" > "$OUT/modes_$m.log" 2>&1
+             rc=$((rc|$?)); tail -1 "$OUT/modes_$m.log"
+           done ;;
     ncu) bash scripts/dev/ncu_profile.sh build-dev "$OUT"; rc=$? ;;
     # Power, SM clock and energy per FLOP of tgemm's pick and F.linear, each alone for seconds (POWER_SHAPES: M,N,K,bias).
     power) PYTHONPATH=build-dev/python python3 scripts/dev/power_probe.py ${POWER_SHAPES:-340000,6144,1280,1 8192,6144,1280,1} \
