@@ -65,25 +65,23 @@ for step in $STEPS; do
            tail -5 "$OUT/bench_models.log" ;;
     repro) ./build-dev/tgemm repro 2>&1 | tee "$OUT/repro.log"; rc=$? ;;
     check) ./build-dev/tgemm check ${CHECK_ARGS:-} > "$OUT/check.log" 2>&1; rc=$?; grep -E "FAILED|^check:" "$OUT/check.log" | head -30 ;;
-    # memcheck without --leak-check: the process-wide dispatcher keeps its stream workspaces until exit by design.
-    sanitize) for k in ${SANITIZE_KERNELS:-}; do
-                compute-sanitizer --tool memcheck --error-exitcode 9 ./build-dev/tgemm bench -i shapes/sanitizer.csv \
-                  --warmup 0 --iters 1 --no-ceilings --kernel "$k" > "$OUT/sanitize_$k.log" 2>&1; r=$?; rc=$((rc|r))
-                echo "memcheck $k rc=$r: $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_$k.log" | tail -1)"
-              done ;;
-    # Every registered kernel (MEMCHECK_KERNELS: a comma list instead) under compute-sanitizer memcheck, one process
-    # per input dtype, on MEMCHECK_SHAPES (odd sizes, tails, long K, fp32 Y): an out-of-bounds access anywhere fails
-    # the step (exit 9), and bench checks every result against the reference as usual.
-    memcheck) for dt in bf16 fp16; do
-                tdt=$([ $dt = bf16 ] && echo bfloat16 || echo float16)
-                ks=${MEMCHECK_KERNELS:-$(./build-dev/tgemm kernels | awk -v d="_${dt}_" 'NR > 1 && index($1, d) { print $1 }' | paste -sd, -)}
-                grep -E "^M,|,torch\.$tdt," "${MEMCHECK_SHAPES:-scripts/dev/data/memcheck_shapes.csv}" > "$OUT/memcheck_$dt.csv"
-                timeout ${MEMCHECK_TIMEOUT:-280} compute-sanitizer --tool memcheck --error-exitcode 9 ./build-dev/tgemm bench \
-                  -i "$OUT/memcheck_$dt.csv" --timing plain --warmup 0 --iters 1 --no-ceilings --kernel "$ks" > "$OUT/memcheck_$dt.log" 2>&1
-                r=$?; rc=$((rc|r))
-                echo "memcheck $dt rc=$r: $(echo "$ks" | tr , '\n' | wc -l) kernels; $(grep -E 'ERROR SUMMARY' "$OUT/memcheck_$dt.log" | tail -1);" \
-                  "$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ .*\| (sm90|skinny)' "$OUT/memcheck_$dt.log") kernel x shape runs; $(tail -1 "$OUT/memcheck_$dt.log")"
-              done ;;
+    # compute-sanitizer memcheck (no --leak-check: the process-wide dispatcher keeps its stream workspaces until exit by
+    # design) over every registered kernel, or those of SANITIZE_KERNELS (names, space or comma separated), in one
+    # process per input dtype, on SANITIZE_SHAPES (default: odd sizes, tails, long K, fp32 Y). An out-of-bounds access
+    # anywhere fails the step (exit 9), and bench checks every result against the reference as usual.
+    sanitize|memcheck)
+      for dt in bf16 fp16; do
+        tdt=$([ $dt = bf16 ] && echo bfloat16 || echo float16)
+        ks=$(if [ -n "${SANITIZE_KERNELS:-}" ]; then echo "$SANITIZE_KERNELS" | tr ', ' '\n\n'; else ./build-dev/tgemm kernels | awk 'NR > 1 { print $1 }'; fi |
+             grep "_${dt}_" | paste -sd, -)
+        [ -n "$ks" ] || continue
+        grep -E "^M,|,torch\.$tdt," "${SANITIZE_SHAPES:-scripts/dev/data/memcheck_shapes.csv}" > "$OUT/memcheck_$dt.csv"
+        timeout ${SANITIZE_TIMEOUT:-280} compute-sanitizer --tool memcheck --error-exitcode 9 ./build-dev/tgemm bench \
+          -i "$OUT/memcheck_$dt.csv" --timing plain --warmup 0 --iters 1 --no-ceilings --kernel "$ks" > "$OUT/memcheck_$dt.log" 2>&1
+        r=$?; rc=$((rc|r))
+        echo "memcheck $dt rc=$r: $(echo "$ks" | tr , '\n' | wc -l) kernels; $(grep -E 'ERROR SUMMARY' "$OUT/memcheck_$dt.log" | tail -1);" \
+          "$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ .*\| (sm90|skinny)' "$OUT/memcheck_$dt.log") kernel x shape runs; $(tail -1 "$OUT/memcheck_$dt.log")"
+      done ;;
     tune) RETUNE=""
           if [ -n "${TUNE_SHAPES:-}" ]; then
             # Re-tune only these shapes into the shipped table; every other shape keeps its row, and its profile rows
