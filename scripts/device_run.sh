@@ -68,7 +68,8 @@ for step in $STEPS; do
     # compute-sanitizer memcheck (no --leak-check: the process-wide dispatcher keeps its stream workspaces until exit by
     # design) over every registered kernel, or those of SANITIZE_KERNELS (names, space or comma separated), in one
     # process per input dtype, on SANITIZE_SHAPES (default: odd sizes, tails, long K, fp32 Y). An out-of-bounds access
-    # anywhere fails the step (exit 9), and bench checks every result against the reference as usual.
+    # anywhere fails the step (exit 9), and bench checks every result against the reference as usual. SANITIZE_TOOL
+    # (racecheck, synccheck, ...) and SANITIZE_ARGS (e.g. --kernel-name regex:tgemm) pick another check.
     sanitize|memcheck)
       for dt in bf16 fp16; do
         tdt=$([ $dt = bf16 ] && echo bfloat16 || echo float16)
@@ -76,10 +77,10 @@ for step in $STEPS; do
              grep "_${dt}_" | paste -sd, -)
         [ -n "$ks" ] || continue
         grep -E "^M,|,torch\.$tdt," "${SANITIZE_SHAPES:-scripts/dev/data/memcheck_shapes.csv}" > "$OUT/memcheck_$dt.csv"
-        timeout ${SANITIZE_TIMEOUT:-280} compute-sanitizer --tool memcheck --error-exitcode 9 ./build-dev/tgemm bench \
+        timeout ${SANITIZE_TIMEOUT:-280} compute-sanitizer --tool ${SANITIZE_TOOL:-memcheck} ${SANITIZE_ARGS:-} --error-exitcode 9 ./build-dev/tgemm bench \
           -i "$OUT/memcheck_$dt.csv" --timing plain --warmup 0 --iters 1 --no-ceilings --kernel "$ks" > "$OUT/memcheck_$dt.log" 2>&1
         r=$?; rc=$((rc|r))
-        echo "memcheck $dt rc=$r: $(echo "$ks" | tr , '\n' | wc -l) kernels; $(grep -E 'ERROR SUMMARY' "$OUT/memcheck_$dt.log" | tail -1);" \
+        echo "memcheck $dt rc=$r: $(echo "$ks" | tr , '\n' | wc -l) kernels; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/memcheck_$dt.log" | tail -1);" \
           "$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ .*\| (sm90|skinny)' "$OUT/memcheck_$dt.log") kernel x shape runs; $(tail -1 "$OUT/memcheck_$dt.log")"
       done ;;
     tune) RETUNE=""
