@@ -69,7 +69,7 @@ for step in $STEPS; do
     # design) over every registered kernel, or those of SANITIZE_KERNELS (names, space or comma separated), in one
     # process per input dtype, on SANITIZE_SHAPES (default: odd sizes, tails, long K, fp32 Y). An out-of-bounds access
     # anywhere fails the step (exit 9), and bench checks every result against the reference as usual. SANITIZE_TOOL
-    # (racecheck, synccheck, ...) and SANITIZE_ARGS (e.g. --kernel-name regex:tgemm) pick another check.
+    # (racecheck, synccheck, ...) and SANITIZE_ARGS (e.g. --kernel-name kns=tgemm) pick another check.
     sanitize|memcheck)
       for dt in bf16 fp16; do
         tdt=$([ $dt = bf16 ] && echo bfloat16 || echo float16)
