@@ -6,7 +6,7 @@
 # build. Logs in $OUT/ab_logs.tgz.
 #   AB_FLAGS="-DTGEMM_MBAR_SUSPEND_NS=10000000" AB_SHAPES=a.csv AB_KERNELS=k1,k2 [AB_SHAPES2=b.csv AB_KERNELS2=k3] \
 #     [AB_NCU="8192,6144,1280,True|k1"] [AB_TESTS="--gtest_filter=Kernels.*" AB_TEST_BUILDS="a b"] bash scripts/dev/build_ab_device.sh
-#   (carry .deps)
+#   (carry .deps); AB_TIMING="graph plain" times each set in both launch modes (default graph; plain into <set>_plain_*)
 # AB_A_SRC=dir builds A from another source tree (e.g. `git archive HEAD` unpacked, untracked, so that the device copy
 # has it): the committed code against a working tree's change. AB_C=1 adds a third build C (the working tree with
 # AB_C_FLAGS, default none), benched and tested beside A and B.
@@ -31,9 +31,12 @@ if [ -n "${AB_TESTS:-}" ]; then
 fi
 run() {  # tag shapes kernels
   for r in $(seq 1 ${AB_REPS:-2}); do
-    for v in $VS; do
-      timeout -s KILL ${AB_TP:-120} ./build-ab-$v/tgemm bench -i $2 --no-ceilings --no-check --timing graph --iters ${AB_ITERS:-15} \
-        --kernel "$3" --csv $D/$1_${v}_r$r.csv > $D/$1_${v}_r$r.log 2>&1; el $1_${v}_r$r $?
+    for t in ${AB_TIMING:-graph}; do
+      local g=$1; [ "$t" = graph ] || g=$1_$t
+      for v in $VS; do
+        timeout -s KILL ${AB_TP:-120} ./build-ab-$v/tgemm bench -i $2 --no-ceilings --no-check --timing $t --iters ${AB_ITERS:-15} \
+          --kernel "$3" --csv $D/${g}_${v}_r$r.csv > $D/${g}_${v}_r$r.log 2>&1; el ${g}_${v}_r$r $?
+      done
     done
   done
 }
