@@ -3,13 +3,12 @@
 rounds' x cuBLASLt of each build and the ratio of their medians (b/a), then each kernel's geometric mean of b/a.
   python3 scripts/dev/ab_summary.py <unpacked ab_logs folder> [set1]"""
 import collections
+import csv
 import glob
 import math
 import os
 import re
 import sys
-
-import csv
 
 folder, tag = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "set1"
 cells = collections.defaultdict(lambda: collections.defaultdict(list))  # (mode, M, N, K, kernel) -> build -> [x]
