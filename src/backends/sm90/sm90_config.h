@@ -114,8 +114,9 @@ struct Traits {
   // Consumer warps that read each stage (one arrival each on its empty barrier, per CTA of the cluster).
   static constexpr int kReadersPerStage = PP ? 4 : 4 * kConsumerWGs;
 
-  // setmaxnreg budgets: 128 * 56 + 256 * 224 = 64512 <= 65536 registers per SM. The consumers need ~160
-  // (128 accumulators); the storers need more than the usual 40 to keep four 16-byte chunks in flight.
+  // setmaxnreg budgets: 128 * 56 + 256 * 224 = 64512 <= 65536 registers per SM. The consumers need ~160 with 128
+  // accumulators and fit 192 (128x192 ping-pong) without spills; the storers need more than the usual 40 to keep
+  // four 16-byte chunks in flight (at 232 / 40 the 128x192 ping-pong took ~2% more energy per FLOP, run 378-379).
   static constexpr uint32_t kProducerRegs = 56;
   static constexpr uint32_t kConsumerRegs = 224;
   // setmaxnreg.inc waits until the CTA's pool has the registers, and the pool is what the launch gave: 168 per thread
@@ -131,15 +132,19 @@ struct Traits {
   // 16 bytes of padding per staging row: the consumer's 4-byte writes (8 rows x 4 column pairs per warp) then
   // fall on 32 distinct banks, and rows stay 16-byte aligned for the storers' vector reads.
   // Ping-pong stages the tile in kEpiChunks column chunks through one buffer: the whole tile where that fits
-  // beside the stages, else two halves in turn (the consumer waits for the storers between them, which the other
-  // warpgroup's main loop hides), so that one more stage fits.
+  // beside the stages, else two or three chunks in turn (the consumer waits for the storers between them, which the
+  // other warpgroup's main loop hides), so that one more stage fits.
   static constexpr int kNumBars = 2 * kStages + 2 * kConsumerWGs;  // full[S], empty[S], st_full[2], st_empty[2]
   static constexpr int kFixedBytes = kConsumerWGs * BN * 4 + kNumBars * 8 + (SK ? 16 : 0) + kSmemAlign;  // bias, barriers, flags, alignment
   // The TMA layout needs no padding: its swizzle spreads the rows over the banks.
   static constexpr int kStagingPad = Epi == EpiMode::tma ? 0 : 16;
-  static constexpr bool kWholeTileFits =
-      kStages * (BM + BN) * 128 + (PP ? BM : BM / 2) * (BN * 2 + kStagingPad) + kFixedBytes <= kMaxDynamicSmem;
-  static constexpr int kEpiChunks = PP && kStaged && !kWholeTileFits ? 2 : 1;
+  // NC chunks fit: whole stmatrix column pairs (whole 64-column boxes for TMA stores), and the staging buffer
+  // beside the stages.
+  static constexpr auto kChunksFit = [](int nc) {
+    return BN % nc == 0 && (BN / nc) % (Epi == EpiMode::tma ? 64 : 16) == 0 &&
+           kStages * (BM + BN) * 128 + (PP ? BM : BM / 2) * (BN / nc * 2 + kStagingPad) + kFixedBytes <= kMaxDynamicSmem;
+  };
+  static constexpr int kEpiChunks = !(PP && kStaged) || kChunksFit(1) ? 1 : kChunksFit(2) ? 2 : 3;
   // The column tail (SplitPlan::by_columns): a half-width unit stages the tile's first BN / 2 columns (the first of
   // two chunks, or the first half of the one), whole 64-column TMA boxes; the producer loads W in half-tile boxes so
   // that a half unit fetches only its own rows. Unclustered: a half unit's W rows are not its peer's.
@@ -168,7 +173,7 @@ struct Traits {
   static_assert(BM % (PP ? 64 : 128) == 0 && kMSub >= 1 && kMSub <= 2,
                 "each consumer warpgroup owns 64 or 128 rows");
   static_assert(BN % 16 == 0 && BN >= 64 && BN <= 256, "wgmma N must be a multiple of 16 up to 256 here");
-  static_assert(kAccRegs <= 128, "accumulators must leave room in the consumer register budget");
+  static_assert(kAccRegs <= 192, "accumulators must leave room in the consumer register budget");
   static_assert(CM >= 1 && CN >= 1 && kClusterSize <= 2, "clusters of 1 or 2 CTAs");
   static_assert(CM == 1 || CN == 1, "multicast along one dimension");
   // TMA boxes: at most 256 rows, and every multicast slice must start on a 1024-byte swizzle boundary.

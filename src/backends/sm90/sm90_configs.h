@@ -14,6 +14,15 @@
 //            1.94 rounds on 132 SMs (64x256: 320 tiles, 2.4 rounds); cuBLASLt's own choice there (128x160 coopA,
 //            5 stages). Run 7: 2048x1280x8192 0.95x, 4096x1280x{5120,6144,8192} 0.95-0.97x, 4096x1280x1280 0.85x
 //            (run 6 best 0.80-0.81 on all of them). Its c2x1 twin measured 1-4% behind on these shapes.
+//   128x192 pp s4 c1x1: ping-pong, each consumer warpgroup a 128x192 tile (two m64n192 blocks, 192 accumulators),
+//            the tile staged whole. 40 KB per k-step for 1.5x the FLOPs of 64x256 pp: at the power cap it needs 3-4%
+//            less energy per FLOP (1.05-1.06 pJ against 1.09, run 379), so it runs 3.5% faster back to back; in the
+//            2-way bench it ties 64x256 pp at 340000 / 360000 (1.091 against 1.089-1.090x cuBLASLt) and leads at
+//            768000 (1.114 against 64x256 pp c2x1's 1.106). The seed's large-M pick. Measured beside it, each against
+//            the 64x256 pp pick in the same call (runs 378-379): 5 stages with the tile staged in three 64-column
+//            chunks (kEpiChunks = 3) 1.089 / 1.091 / 1.118x, 1-2% more energy per FLOP than 4 stages; the c2x1 twin
+//            (W multicast) 1.080x; setmaxnreg 232 / 40 (storers with fewer registers) 1.5% less energy per FLOP than
+//            the pick where 224 / 56 saves 3.5%.
 //   128x128 pp s5 c1x1: 4096x1024x1024 0.93x (pp 64x256 0.88) and some M = 2048 shapes (+2-3%); run 7. The untuned
 //            default ranks it behind pp 64x256 (same tile count, weight 0.95): for the tuned table.
 //   64x256 pp s5 c1x1 skauto: the workhorse with deterministic split-K, the split plan per problem
@@ -38,6 +47,7 @@
   X(bf16, 128, 192, 4, 2, 1, staged, false, false, 0)  \
   X(bf16, 128, 160, 5, 1, 1, staged, false, false, 0)  \
   X(bf16, 128, 128, 5, 1, 1, staged, true, false, 0)   \
+  X(bf16, 128, 192, 4, 1, 1, staged, true, false, 0)   \
   X(bf16, 64, 256, 5, 1, 1, staged, true, true, 0)
 
 #define TGEMM_SM90_FP16_CONFIGS(X)                     \

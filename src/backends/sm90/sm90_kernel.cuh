@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "backends/sm90/sm90_config.h"
 #include "backends/sm90/sm90_epilogue.cuh"
@@ -415,23 +416,22 @@ __device__ __forceinline__ void pp_to_staging(float (&acc)[T::kMSub][T::kBN / 2]
                                               uint32_t wwarp, uint32_t lane, bool write, uint32_t skip_flag) {
   using Epi = Epilogue<T>;
   constexpr int NC = T::kEpiChunks, JPC = T::kBN / 16 / NC;
+  static_assert(!Half || NC <= 2, "a column half is the first chunk of two, or half of the one");
   const uint32_t q0 = j * NC;
   const bool leader = wwarp == 0 && lane == 0;
-  ptx::mbar_wait(st_empty, (q0 & 1) ^ 1);
-  if constexpr (T::kSplitK) {
-    if (leader) ptx::st_shared_b32(skip_flag, write ? 0u : 1u);
-  }
-  if (write) Epi::template to_staging<Out, 0, Half && NC == 1 ? JPC / 2 : JPC>(acc, staging, bias_smem, wwarp, lane);
-  ptx::mbar_arrive(st_full);
-  if constexpr (NC == 2) {
-    ptx::mbar_wait(st_empty, ((q0 + 1) & 1) ^ 1);
+  auto chunk = [&](auto c) {
+    constexpr int C = decltype(c)::value;
+    const bool w = write && (C == 0 || !Half);
+    ptx::mbar_wait(st_empty, ((q0 + C) & 1) ^ 1);
     if constexpr (T::kSplitK) {
-      if (leader) ptx::st_shared_b32(skip_flag, write && !Half ? 0u : 1u);
+      if (leader) ptx::st_shared_b32(skip_flag, w ? 0u : 1u);
     }
-    if (write && !Half) Epi::template to_staging<Out, JPC, JPC>(acc, staging, bias_smem, wwarp, lane);
+    if (w) Epi::template to_staging<Out, C * JPC, Half && NC == 1 ? JPC / 2 : JPC>(acc, staging, bias_smem, wwarp, lane);
     ptx::mbar_arrive(st_full);
-  }
-  static_assert(NC == 1 || NC == 2, "one or two staging chunks");
+  };
+  [&]<int... C>(std::integer_sequence<int, C...>) {
+    (chunk(std::integral_constant<int, C>{}), ...);
+  }(std::make_integer_sequence<int, NC>{});
 }
 
 // Split-K, after a unit's main loop: write this split's fp32 partial tile to the workspace, count in on the tile's
