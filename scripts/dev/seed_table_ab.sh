@@ -10,27 +10,30 @@ D=${OUT:-/tmp/tgemm_out}/seed_ab
 mkdir -p "$D"
 MS=${SEED_AB_MS:-"340000 360000 768000"}
 KS=${SEED_AB_KERNELS:?names of the kernels to put on the seed rows}
-tables="configs/sm90_132_bf16.csv"
-i=0
-for k in $KS; do
-  i=$((i + 1))
-  python3 - "$D/table_$i.csv" "$k" $MS <<'EOF'
+# table_<i>.csv: the shipped table with kernel i on the seed rows at MS (rows keyed as the table keys them);
+# pick.txt: the shipped table's pick on the first of those rows.
+python3 - "$D" "$MS" $KS <<'EOF' || exit 1
+import csv
 import sys
 sys.path.insert(0, "scripts")
-from table_rows import read_table, set_pick, write_table
-out, kernel, ms = sys.argv[1], sys.argv[2], set(sys.argv[3:])
-fields, rows = read_table("configs/sm90_132_bf16.csv")
-hit = 0
-for r in rows:
-    if r["M"] in ms and r["N"] == "6144" and r["K"] == "1280" and r["bias"] == "True" and r["dtype"] == "torch.bfloat16":
+from table_rows import key, read_table, set_pick, write_table
+d, ms, kernels = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
+with open("shapes/seed.csv", newline="") as f:
+    seed = {key(r) for r in csv.DictReader(f) if r["M"] in ms}
+assert len(seed) == len(ms), f"seed shapes at M = {ms}: {len(seed)} found"
+for i, kernel in enumerate(kernels, 1):
+    fields, rows = read_table("configs/sm90_132_bf16.csv")
+    mine = [r for r in rows if key(r) in seed]
+    assert len(mine) == len(seed), f"{len(mine)} table rows for {len(seed)} seed shapes"
+    for r in mine:
         set_pick(r, kernel, float(r["us"]))
-        hit += 1
-assert hit == len(ms), f"{hit} seed rows found for {sorted(ms)}"
-with open(out, "w", newline="") as f:
-    write_table(fields, rows, f)
+    with open(f"{d}/table_{i}.csv", "w", newline="") as f:
+        write_table(fields, rows, f)
+with open(f"{d}/pick.txt", "w") as f:
+    print(next(r["kernelName"] for r in read_table("configs/sm90_132_bf16.csv")[1] if key(r) in seed), file=f)
 EOF
-  tables="$tables $D/table_$i.csv"
-done
+tables="configs/sm90_132_bf16.csv"
+for i in $(seq 1 $(echo $KS | wc -w)); do tables="$tables $D/table_$i.csv"; done
 for r in $(seq 1 ${SEED_AB_REPS:-3}); do
   t=0
   for T in $tables; do
@@ -54,11 +57,7 @@ for t, path in enumerate(tables):
         print(f"  M={m:>7} {v[0][1]:<48} x cuBLASLt " + " ".join(f"{x:.3f}" for x in xs) + f"  median {statistics.median(xs):.3f}")
 EOF
 if [ "${SEED_AB_POWER:-0}" = 1 ]; then
-  pick=$(python3 -c "
-import sys; sys.path.insert(0, 'scripts')
-from table_rows import read_table
-print(next(r['kernelName'] for r in read_table('configs/sm90_132_bf16.csv')[1] if r['M'] == '340000' and r['N'] == '6144'))")
-  PYTHONPATH=build-dev/python python3 scripts/dev/power_probe.py --kernels "$pick,$(echo $KS | tr ' ' ,)" \
+  PYTHONPATH=build-dev/python python3 scripts/dev/power_probe.py --kernels "$(cat "$D/pick.txt"),$(echo $KS | tr ' ' ,)" \
     ${SEED_AB_POWER_SHAPES:-340000,6144,1280,1 360000,6144,1280,1} > "$D/power.txt" 2> "$D/power.err"
   cat "$D/power.txt"; tail -3 "$D/power.err"
 fi
