@@ -35,7 +35,8 @@ if [ -n "${WS_DEFAULT:-}" ]; then  # the untuned default: an empty table, mm onl
   bench default_plain 25 TGEMM_CONFIG=scripts/dev/skinny_empty_table.csv $B bench -i $S --no-ceilings --timing plain --iters $IT
 fi
 # Environment A/B: each variant of WS_ENV_VARIANTS ("A=1,B=2 A=3 -": comma-separated assignments, "-" for none) times
-# WS_ENV_KERNELS, the variants alternating, WS_ENV_REPS rounds (x cuBLASLt is interleaved inside each process).
+# WS_ENV_KERNELS, the variants alternating, WS_ENV_REPS rounds (x cuBLASLt is interleaved inside each process);
+# scripts/dev/env_ab_summary.py tabulates them.
 # A second set, WS_ENV2_KERNELS / WS_ENV2_SHAPES / WS_ENV2_VARIANTS, runs after it the same way (logs env2_*).
 env_ab() {  # prefix kernels shapes variants
   local prefix=$1 kernels=$2 shapes=$3 variants=$4
