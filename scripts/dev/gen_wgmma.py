@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Generates src/core/wgmma.cuh: wgmma.mma_async m64nNk16 wrappers (A and B from shared memory, fp32 accumulators)
-and the wgmma bookkeeping, for every backend that multiplies with wgmma (sm90; skinny's M tiles 32 and 64).
+and the wgmma bookkeeping, for every backend that multiplies with wgmma (sm90; skinny's ws kernels).
 Inline asm needs one operand per accumulator register, so the wrappers are spelled out.
   python3 scripts/dev/gen_wgmma.py src/core/wgmma.cuh"""
 import sys
 
-NS = [32, 64, 128, 160, 192, 256]  # 32: skinny's M tile 32 (the wgmma N side is M there)
+NS = [8, 16, 32, 64, 128, 160, 192, 256]  # 8-32: skinny's ws M tiles (the wgmma N side is M there)
 TYPES = [("bf16", "bf16"), ("fp16", "f16")]
 
 out = []

@@ -29,7 +29,7 @@ if [ -n "${WS_SPLITAB:-}" ]; then  # the same kernels with and without the split
   bench graph_split 30 $B bench -i ${WS_SPLITSHAPES:-$S} --no-ceilings --timing graph --iters $IT --kernel "$WS_SPLITAB"
   bench graph_nosplit 30 TGEMM_SKINNY_WS_SPLIT=0 $B bench -i ${WS_SPLITSHAPES:-$S} --no-ceilings --timing graph --iters $IT --kernel "$WS_SPLITAB"
 fi
-[ -n "${WS_PLAIN:-}" ] && bench plain 30 $B bench -i $S --no-ceilings --timing plain --iters $IT --kernel "$WS_PLAIN"
+[ -n "${WS_PLAIN:-}" ] && bench plain ${WS_TPL:-30} $B bench -i $S --no-ceilings --timing plain --iters $IT --kernel "$WS_PLAIN"
 if [ -n "${WS_DEFAULT:-}" ]; then  # the untuned default: an empty table, mm only
   bench default_graph 25 TGEMM_CONFIG=scripts/dev/skinny_empty_table.csv $B bench -i $S --timing graph --iters $IT
   bench default_plain 25 TGEMM_CONFIG=scripts/dev/skinny_empty_table.csv $B bench -i $S --no-ceilings --timing plain --iters $IT

@@ -147,6 +147,38 @@ TEST(SkinnyWs, WideTilesTakeAtMostTwoOrFourWarpsAlongK) {
   EXPECT_EQ(c16.max_split(), kWsMaxWk);  // the M = 16 family keeps sk1..sk8
 }
 
+// The "wsg" kernels: the wgmma path at M tiles 8 and 16, so WK <= 2 as at M tile 64 (one m64 warpgroup per unit), an
+// MT-row X slot per unit, and balanced tiles a multiple of 8 rows (each unit's wgmma descriptor on a 1024-byte
+// swizzle period): on the 4096- to 8192-row decode layers, 128 tiles of 32-64 rows. The ring (skinny.cpp) holds
+// kWsWideStages of the largest stage a registered kernel launches, and kWsWideMinStages of any.
+TEST(SkinnyWs, WgmmaTilesEightAndSixteen) {
+  for (int mt : {8, 16})
+    for (int upw : {1, 2}) {
+      Config c;
+      c.max_m = mt;
+      c.tma = c.ws = c.wg = true;
+      c.upw = upw;
+      EXPECT_TRUE(c.wide());
+      EXPECT_EQ(c.max_wk(), 2);
+      EXPECT_EQ(c.limits().max_m, mt);
+      c.split_k = 2;
+      EXPECT_EQ(c.name(), "skinny_bf16_m" + std::to_string(mt) + (upw == 1 ? "_wsg" : "_wsg2") + "_sk2_i64");
+      const int room = ws_smem_bytes(mt) - kWsWideSlack - int(kSmemAlign);
+      EXPECT_GE(room / ws_wide_stage_bytes(2 * upw, kBlockRowsMax / 2, mt), kWsWideStages) << mt << " " << upw;
+      EXPECT_GE(room / ws_wide_stage_bytes(upw, kBlockRowsMax, mt), kWsWideMinStages) << mt << " " << upw;
+    }
+  Config plain16;
+  plain16.max_m = 16;
+  plain16.tma = plain16.ws = true;
+  EXPECT_FALSE(plain16.wide());
+  for (auto [n, tr] : {std::pair<int64_t, int>{4096, 32}, {6144, 48}, {8192, 64}}) {
+    const LaunchShape sh = ws_launch_shape(n, 4096, 2, 132, 8);
+    EXPECT_EQ(sh.block_rows, tr) << n;
+    EXPECT_EQ(sh.row_tiles, 128) << n;
+    EXPECT_EQ(sh.block_rows % 8, 0) << n;
+  }
+}
+
 // Ring + static partial tile + barriers inside the 227 KB a block may have, and at least 4 stages, for every M the
 // wide tiles take; the M = 16 kernel's budget is unchanged.
 TEST(SkinnyWs, WideRingFitsSharedMemory) {

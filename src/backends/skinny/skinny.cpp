@@ -42,6 +42,14 @@ constexpr int kTmaFixedSplits[] = {1, 4, 8};
 // (which also splits K across blocks where row tiles are few). M tile 64 takes WK <= 2 (ws_max_wk), so it registers
 // auto, sk1 and sk2, and M tile 32 (WK <= 4) auto and sk1..sk4: twelve kernels per dtype for the tuner to time.
 constexpr int kWsMTiles[] = {16, 32, 64};
+// The same kernel with wgmma consumers at M tiles 8 and 16 ("wsg", skinny_ws_kernel.cuh), with 1 or 2 units per
+// warpgroup per stage: for the tuner. WK 2 only: with WK 1 a warpgroup takes 64 of a tile's 128 rows, and at the
+// balanced tiles' 64 or fewer rows the second one multiplies rows that are never stored (run 397, before the X copies
+// became one per stage: sk1 took 0.96-1.75x sk2's time on the decode rows, ahead only at 37888 x 3584, where the ws
+// picks lead both; run 398: auto read level with sk2 on every row).
+constexpr int kWsgMTiles[] = {8, 16};
+constexpr int kWsgUpw[] = {1, 2};
+constexpr int kWsgWk = 2;
 constexpr int kWsFixedSplits[] = {1, 2, 4, 8};
 // Row-stream variant (skinny_rs.h): M tiles 1, 2 and 4, for the tuner (not in the untuned default; six M = 1 decode rows
 // of the shipped table name m1 or m1_b128, runs 325 and 327).
@@ -151,13 +159,13 @@ bool ws_balance() {
 // else 4, or TGEMM_SKINNY_WS_TILE_ALIGN=a (1, 2, 4 or 8; A/B timing). Run 248 (graph replay, M = 1 / 8): 4608 x 3584
 // on m32 sk2 1.00 / 0.97x cuBLASLt with 35-row tiles, 1.025 / 0.98x with 36, 1.022 / 0.99x with 40; 3584 x 18944 on
 // sk4 1.085x with 28-row tiles (alignment 1 or 4), 1.03x with 32.
-int ws_balance_align(int mt, int64_t m) {
+int ws_balance_align(bool wide, int64_t m) {
   static const int env = [] {
     const int v = env_int("TGEMM_SKINNY_WS_TILE_ALIGN", 0);
     return v == 1 || v == 2 || v == 4 || v == 8 ? v : 0;
   }();
   if (!ws_balance() || m > kWsBalanceMaxM) return 0;
-  if (ws_wide(mt)) return 8;
+  if (wide) return 8;
   return env > 0 ? env : 4;
 }
 
@@ -192,14 +200,14 @@ class SkinnyKernel final : public Kernel {
   LaunchShape shape(const Problem& p, int sms) const {
     int split = cfg_.split_k;
     if (cfg_.ws) {
-      if (split > 0) return ws_launch_shape(p.n, p.k, split, sms, ws_balance_align(cfg_.max_m, p.m));
+      if (split > 0) return ws_launch_shape(p.n, p.k, split, sms, ws_balance_align(cfg_.wide(), p.m));
       // M tile 16 never splits across blocks: device call ws-3 (graph replay, forced split on / off) measured it
       // slower wherever the model chose a split (1280x8192 M=1 12.6 against 9.7 us, M=16 16.4 against 10.5;
       // 4608x3584 M=16 24.8 against 13.9) and equal elsewhere. Run 80, with the stream's zeroed counters (no memset):
       // no better (1280x8192 M=1 9.1 against 9.4, M=16 10.1 against 9.8; 4608x3584 M=1 12.7 against 13.5, M=16 15.0
       // against 14.3), and ws_auto_shape's tile choice cost 6144x4096 2 us.
       // The WK (and split) of the model, then balanced tiles where K stays in one block.
-      const int align = ws_balance_align(cfg_.max_m, p.m);
+      const int align = ws_balance_align(cfg_.wide(), p.m);
       if (cfg_.max_m <= 16 || !ws_split_enabled())
         return ws_launch_shape(p.n, p.k, ws_auto_wk(p.n, p.k, sms, cfg_.max_wk()), sms, align);
       const LaunchShape sh = ws_auto_shape(p.m, p.n, p.k, cfg_.max_wk(), sms, ws_min_split_k());
@@ -237,10 +245,22 @@ class SkinnyKernel final : public Kernel {
       // X box of exactly M rows; W box of the tile's rows; ring depth ws_stage_cap() where shared memory allows.
       tp.p = prm;
       tp.x_rows = int(p.m);
-      // The wgmma M tile gives every unit's X an MT-row slot (skinny_config.h, ws_wide).
-      const int xm = ws_wide(cfg_.max_m) ? cfg_.max_m : int(p.m);
-      tp.stages = std::min(ws_stages(1 << sh.wk_log2, xm, cfg_.max_m),
-                           ws_stage_cap(p.m, int(sh.block_rows), kBlockRowsMax >> sh.wk_log2));
+      const int wk = 1 << sh.wk_log2;
+      const int cap = ws_stage_cap(p.m, int(sh.block_rows), kBlockRowsMax >> sh.wk_log2);
+      int dyn = 0;
+      if (cfg_.wide()) {
+        // Units TR rows apart, X in MT-row slots, upw units per warpgroup per stage (skinny_config.h, kWsWideSlack):
+        // the W bytes in flight of cap one-unit stages, kWsWideStages at least where shared memory holds them (the
+        // largest stage fits kWsWideMinStages times, a static_assert there). Only M tile 64 splits across blocks,
+        // with upw 1: splits are whole WK stages.
+        const int sb = ws_wide_stage_bytes(wk * cfg_.upw, int(sh.block_rows), cfg_.max_m);
+        tp.stages = std::min({std::max(kWsWideStages, cap / cfg_.upw),
+                              (ws_smem_bytes(cfg_.max_m) - kWsWideSlack - int(kSmemAlign)) / sb, kWsMaxStages});
+        dyn = tp.stages * sb + kWsWideSlack + int(kSmemAlign);
+      } else {
+        tp.stages = std::min(ws_stages(wk, int(p.m), cfg_.max_m), cap);
+        dyn = tp.stages * ws_stage_bytes(wk, int(p.m)) + int(kSmemAlign);
+      }
       tp.prefetch_units = ws_prefetch_bytes() / int(sh.block_rows * kTmaUnitK * dtype_size(p.in_dtype));
       tp.early_ring = ws_early_ring() ? 1 : 0;
       tp.w_evict_first = ws_w_evict_first() ? 1 : 0;
@@ -264,15 +284,16 @@ class SkinnyKernel final : public Kernel {
       if (r != CUDA_SUCCESS)
         return Status(StatusCode::cuda_error, name_ + ": cuTensorMapEncodeTiled failed (" + std::to_string(int(r)) + ")");
       // Whole-stage 3D copies where K has at least one stage of full units; if the driver refuses the overlapping
-      // views the kernel falls back to unit-by-unit copies (same result, same order of sums).
-      const int wk = 1 << sh.wk_log2;
+      // views the kernel falls back to unit-by-unit copies (same result, same order of sums). The wgmma M tiles' X
+      // boxes are MT rows, so that one copy puts each unit in its MT-row slot; rows past M come zero-filled, not read.
+      const int su = wk * (cfg_.wide() ? cfg_.upw : 1);  // units per stage
       tp.kfull = int(p.k / kTmaUnitK);
       tp.use3 = 0;
-      if (ws3_enabled() && tp.kfull >= wk &&
-          encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(sh.block_rows), tp.kfull, uint32_t(wk)}, &tp.w3) == CUDA_SUCCESS &&
-          encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(p.m), tp.kfull, uint32_t(wk)}, &tp.x3) == CUDA_SUCCESS)
+      if (ws3_enabled() && tp.kfull >= su &&
+          encode_tma({a.w, p.in_dtype, p.n, p.k, p.ldw, uint32_t(sh.block_rows), tp.kfull, uint32_t(su)}, &tp.w3) == CUDA_SUCCESS &&
+          encode_tma({a.x, p.in_dtype, p.m, p.k, p.ldx, uint32_t(cfg_.wide() ? cfg_.max_m : p.m), tp.kfull, uint32_t(su)},
+                     &tp.x3) == CUDA_SUCCESS)
         tp.use3 = 1;
-      int dyn = tp.stages * ws_stage_bytes(1 << sh.wk_log2, xm) + int(kSmemAlign);
       if (ws_solo()) dyn = std::max(dyn, kWsSoloSmemBytes);
       const int dyn_max = ws_smem_bytes(cfg_.max_m);
       if (cudaError_t e = smem_optin_.ensure(fn_, dyn_max); e != cudaSuccess)
@@ -444,6 +465,14 @@ void add_skinny_kernels(BackendKernels& out) {
         c.max_m = skinny::kWsMTiles[i];
         defs->ws_auto[d][i] = add_family(c, fn_of(c), skinny::kWsFixedSplits);
       }
+      c.wg = true;
+      c.split_k = skinny::kWsgWk;
+      for (int mt : skinny::kWsgMTiles)
+        for (int upw : skinny::kWsgUpw) {
+          c.max_m = mt;
+          c.upw = upw;
+          out.kernels.push_back(std::make_unique<SkinnyKernel>(c, fn_of(c)));
+        }
     }
     for (int mt : skinny::kRsMTiles)
       for (int cap : skinny::kRsBlockCaps) {

@@ -116,8 +116,26 @@ static_assert(2 * (kWsSoloSmemBytes + int(kSmemAlign)) > 228 * 1024, "a second b
 // the ring 3 stages at M = 32 and was the fastest of its family only where cuBLASLt was faster still.
 constexpr int ws_max_wk(int mt) { return mt <= 16 ? kWsMaxWk : mt <= 32 ? 4 : 2; }
 // M tiles above 32 multiply with wgmma (skinny_ws_kernel.cuh, kWide), whose X operand needs an MT-row slot per unit
-// (the host sizes the ring with it); M tiles 16 and 32 take the mma.sync path with M-row X boxes.
-constexpr bool ws_wide(int mt) { return mt > 32; }
+// (the host sizes the ring with it); M tiles 16 and 32 take the mma.sync path with M-row X boxes. The "wsg" kernels
+// (Config::wg) are the wgmma path at M tiles 8 and 16: m64nMTk16 per warpgroup, so WK <= 2 as at M tile 64.
+constexpr bool ws_wide(int mt, bool wg = false) { return wg || mt > 32; }
+inline constexpr int kWsWideMaxWk = 2;
+// The wgmma path's ring (ws_wide_ring): units TR rows apart (TR a multiple of 8), each unit's X in an MT-row slot, and
+// upw units per warpgroup per stage (Config::upw, a template parameter: a loop of run-time length around wgmma
+// serializes it, ptxas C7520), so that one 3D copy brings upw x WK x 128 contiguous bytes of each W row (the
+// bare-ring probe, session 33: contiguous bytes per row are what count). A warpgroup's m64 read of the stage's last
+// unit runs up to 128 - TR rows past the stage's W (TR >= 64 at WK = 1, >= 8 at WK = 2): at most 7 KB beyond what
+// the X slots cover, so the ring keeps kWsWideSlack after its last stage. The consumers release a slot one stage late
+// (one wgmma group in flight), so a ring of 2 stages runs them in lockstep with the copies: kWsWideStages at least
+// where shared memory holds them (run 399: upw 2 and 4 at 2 stages took 1.3-1.5x the time of upw 1), and 2 always
+// (the largest stage, upw 2 at 128 rows or WK 2 at 64, fits twice). Run 400 (graph replay, decode rows, 4 stages at
+// least): upw 4 was behind upw 2 everywhere but 1 x 4096 x 4096 (10.67 against 10.95 us, the pick's 9.90), so it is
+// not built.
+inline constexpr int kWsWideSlack = 8 * 1024;
+inline constexpr int kWsWideMaxUpw = 2;
+inline constexpr int kWsWideStages = 4;
+inline constexpr int kWsWideMinStages = 2;
+constexpr int ws_wide_stage_bytes(int units, int tile_rows, int mt) { return units * (tile_rows + mt) * 128; }
 // The static partial tile of the persistent kernel: WK x MT x (BR + pad) floats for its largest WK.
 constexpr int ws_part_floats(int mt) { return mt * (kBlockRowsMax + kPartPad * ws_max_wk(mt)); }
 // Dynamic shared memory for the ring: what the M tile's partial tile leaves of the M = 16 kernel's total, so that
@@ -133,7 +151,12 @@ static_assert(ws_stages(kWsMaxWk, 16) >= 4, "ring too shallow");
 static_assert(ws_stages(2, 64, 64) >= 4 && ws_stages(4, 32, 32) >= 4, "ring too shallow");
 // Ring, partial tile and barriers of one block inside the 227 KB a block may have (1024 covers the barriers).
 constexpr bool ws_block_fits(int mt) { return ws_smem_bytes(mt) + 4 * ws_part_floats(mt) + int(kSmemAlign) <= 227 * 1024; }
-static_assert(ws_block_fits(16) && ws_block_fits(32) && ws_block_fits(64), "shared memory per block");
+static_assert(ws_block_fits(8) && ws_block_fits(16) && ws_block_fits(32) && ws_block_fits(64), "shared memory per block");
+static_assert(kWsWideMinStages * ws_wide_stage_bytes(kWsWideMaxUpw, kBlockRowsMax, 16) + kWsWideSlack + int(kSmemAlign) <=
+                  ws_smem_bytes(16) &&
+              kWsWideMinStages * ws_wide_stage_bytes(2 * kWsWideMaxUpw, kBlockRowsMax / 2, 16) + kWsWideSlack +
+                      int(kSmemAlign) <= ws_smem_bytes(16),
+              "the wgmma path's largest stages");
 static_assert(ws_smem_bytes(64) >= kWsSoloSmemBytes, "the opt-in covers the solo floor");
 
 struct Config {
@@ -143,24 +166,28 @@ struct Config {
   bool vec = true;         // 16-byte loads (aligned, ld % 8 == 0); false = element loads, any alignment
   bool tma = false;        // W and X through the bulk-copy ring (skinny_tma_kernel.cuh); implies vec
   bool ws = false;         // persistent variant (skinny_ws_kernel.cuh); implies tma; split_k = WK (1..8)
+  bool wg = false;         // ws with wgmma consumers at M tile 8 or 16 (ws_wide); WK <= 2
+  int upw = 1;             // wg: units per warpgroup per stage (1 or 2; kWsWideSlack)
   bool rs = false;         // row-stream variant (skinny_rs_kernel.cuh, skinny_rs.h): M tile 1, 2 or 4, no split
   int rs_blocks = 0;       // row-stream grid: at most this many blocks (0: one per SM; skinny.cpp, kRsBlockCaps)
 
   // The TMA ring's bytes in flight per block (~4 stages of 16 KB of W) expressed as the register ring's depth
   // (8 warps x 1 KB per step) for the time model.
   int depth() const { return tma ? 8 : depth_for(max_m, vec); }
-  int max_wk() const { return ws ? ws_max_wk(max_m) : tma ? kTmaMaxWk : max_wk_for(max_m, vec); }
+  bool wide() const { return ws && ws_wide(max_m, wg); }
+  int max_wk() const { return ws ? (wide() ? kWsWideMaxWk : ws_max_wk(max_m)) : tma ? kTmaMaxWk : max_wk_for(max_m, vec); }
   // The ws kernel's fixed splits are its WK (the split across blocks is "auto" only).
   int max_split() const { return rs ? 1 : ws ? max_wk() : max_wk() * kMaxCluster; }
 
   // skinny_bf16_m8_sk4_i64, skinny_fp16_m16_skauto_i64, skinny_bf16_m64_skauto_scalar_i64, skinny_bf16_m4_rs_i64,
+  // skinny_bf16_m8_wsg_sk2_i64, skinny_bf16_m16_wsg2_sk2_i64
   // skinny_bf16_m1_rs_b128_i64
   std::string name() const {
     std::string s = "skinny_";
     s += in == DType::fp16 ? "fp16" : "bf16";
     s += "_m" + std::to_string(max_m);
     if (rs) return s + "_rs" + (rs_blocks > 0 ? "_b" + std::to_string(rs_blocks) : std::string()) + "_i64";
-    if (ws) s += "_ws";
+    if (ws) s += wg ? "_wsg" + (upw > 1 ? std::to_string(upw) : std::string()) : "_ws";
     else if (tma) s += "_tma";
     s += split_k > 0 ? "_sk" + std::to_string(split_k) : std::string("_skauto");
     if (!vec) s += "_scalar";

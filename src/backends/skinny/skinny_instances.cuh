@@ -19,6 +19,15 @@ const void* kernel_for(const Config& c) {
       default: return nullptr;
     }
   }
+  if (c.ws && c.wg) {  // the wgmma path at M tiles 8 and 16 (skinny_config.h, ws_wide), 1 or 2 units per stage
+    switch (c.max_m * 8 + c.upw) {
+      case 8 * 8 + 1: return fn(&skinny_ws_kernel<T, 8, true, 1>);
+      case 8 * 8 + 2: return fn(&skinny_ws_kernel<T, 8, true, 2>);
+      case 16 * 8 + 1: return fn(&skinny_ws_kernel<T, 16, true, 1>);
+      case 16 * 8 + 2: return fn(&skinny_ws_kernel<T, 16, true, 2>);
+      default: return nullptr;
+    }
+  }
   if (c.ws) {  // M tiles 16 (M <= 8 skips the second mma block at run time), 32 and 64
     switch (c.max_m) {
       case 16: return fn(&skinny_ws_kernel<T, 16>);

@@ -47,11 +47,21 @@
 // to 12.0 us and 3584x3584 from 13.1 to 10.2 (cuBLASLt 13.1 / 11.2); with 64 or 128-row tiles those layers left
 // half the SMs idle.
 //
-// M tile 64 (kWide; WK <= 2, ws_max_wk): the consumers are two warpgroups, and each stage is multiplied with
-// wgmma m64nMTk16 (core/wgmma.cuh) straight from shared memory: WK = 1, warpgroup g takes rows 64g.. of the 128-row
-// unit; WK = 2, warpgroup g takes unit g of the 64-row tile. X of unit q sits in its own MT-row slot (the descriptor
-// needs 1024-byte aligned 8-row groups), fetched with a 2D copy of exactly M rows; rows M..MT-1 of the slot are stale
-// and feed only accumulator columns that are never stored, as with ldmatrix.
+// M tile 64, and the "wsg" kernels at M tiles 8 and 16 (kWide; WK <= 2, skinny_config.h ws_wide): the consumers are
+// two warpgroups, and each stage is multiplied with wgmma m64nMTk16 (core/wgmma.cuh) straight from shared memory:
+// WK = 1, warpgroup g takes rows 64g.. of the 128-row unit; WK = 2, warpgroup g takes the units q = g (mod 2) of the
+// stage, UPW of them (units per warpgroup per stage, a template parameter: 1, or 2 for "wsg2"). Units sit TR rows apart
+// (TR a multiple of 8, so each starts on a 1024-byte swizzle period); an m64 read past TR rows takes the next unit's
+// rows or the ring's slack and feeds only accumulator rows that are never stored. X of unit q sits in its own MT-row
+// slot (the descriptor needs 1024-byte aligned 8-row groups): a whole stage's X comes in one 3D copy of MT-row boxes,
+// rows M..MT-1 zero-filled, so a stage is two copies (with a 2D X copy per unit, three, 1 x 4096 x 4096 took 14.54
+// us against 11.48, runs 398-399). A stage at the end of K is fetched unit by unit with every unit issued, the ones past K zero-filled: a
+// branch around wgmma would serialize every wgmma of the kernel (ptxas C7520). Each warpgroup keeps one wgmma group in
+// flight and frees a slot one stage late.
+//
+// The wsg kernels against the mma.sync ones (runs 397-400, graph replay, decode rows): level or behind at M <= 16,
+// 2-7% ahead on a few rows whose pick was cuBLASLt (8 x 8192 x 3584, 2-8 x 4608 x 3584), ~10% behind at 4096 x 4096,
+// where the mma.sync kernel's 16-row tiles give each stage 1 KB of every W row; no faster in plain launches.
 #pragma once
 
 #include "backends/skinny/skinny_tma_kernel.cuh"
@@ -84,11 +94,13 @@ __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;"
 
 // Grid: min(work items, SMs) blocks of kTmaThreads threads, one per SM (dynamic shared memory
 // stages * ws_stage_bytes(WK, M) + kSmemAlign and the static partial tile).
-template <class T, int MT>
+template <class T, int MT, bool Wide = ws_wide(MT), int UPW = 1>
 __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
   static_assert(MT == 8 || MT == 16 || MT == 32 || MT == 64, "M tile");
+  static_assert(Wide || MT > 8, "M tile 8 has only the wgmma path (M <= 8 runs M tile 16's mma.sync one)");
+  static_assert(UPW == 1 || (Wide && UPW <= kWsWideMaxUpw), "units per warpgroup per stage: the wgmma path");
   constexpr int NB = MT / 8;
-  constexpr bool kWide = ws_wide(MT);  // wgmma consumers (see the top of this file)
+  constexpr bool kWide = Wide;  // wgmma consumers (see the top of this file)
   const Params& p = tp.p;
   extern __shared__ unsigned char smem_dyn[];
   __shared__ uint64_t bars[2 * kWsMaxStages];  // full[0..stages), empty[kWsMaxStages..)
@@ -115,18 +127,23 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
   const int S = p.s;                            // blocks along K per tile
   const int64_t ups = S > 1 ? p.sps : ku;       // units per split, a multiple of WK when S > 1
   const int64_t items = tiles * S;
-  const uint32_t wbytes = uint32_t(BR) * 128;   // a unit's W slot
   const uint32_t wload = uint32_t(TR) * 128;    // what its W box brings
+  // A unit's W slot: BR rows for the ldmatrix consumers; TR rows (a multiple of 8) for the wgmma ones, whose units sit
+  // TR rows apart however they are fetched (their reads past TR rows stay inside the ring's kWsWideSlack).
+  const uint32_t wbytes = kWide ? wload : uint32_t(BR) * 128;
+  // Units per stage: WK, or with the wgmma consumers WK x UPW (each warpgroup takes UPW units of each stage), so
+  // that one 3D copy brings more contiguous bytes of each W row (skinny_config.h, kWsWideSlack).
+  const int SU = WK * UPW;
   const uint32_t xbytes = uint32_t(m) * 128;    // what the X box brings
   const uint32_t xslot = kWide ? uint32_t(MT) * 128 : uint32_t((m + 7) / 8) * 1024;
-  const uint32_t stage_bytes = uint32_t(WK) * (wbytes + xslot);
+  const uint32_t stage_bytes = uint32_t(SU) * (wbytes + xslot);
   const uint32_t ring = smem_align_up(ptx::smem_addr(smem_dyn));
   const uint32_t full0 = ptx::smem_addr(&bars[0]), empty0 = ptx::smem_addr(&bars[kWsMaxStages]);
   const bool producer = warp == kWarps;
 
   // Whether the stage from unit u0 came as one 3D copy (packed) or unit by unit: the producer's choice, which the
   // consumers' addressing must follow; and where unit wk's W rows start in a stage at st.
-  auto packed = [&](int64_t u0) { return tp.use3 && u0 + WK <= tp.kfull; };
+  auto packed = [&](int64_t u0) { return tp.use3 && u0 + SU <= tp.kfull; };
   auto w_unit = [&](uint32_t st, bool pk) { return st + uint32_t(wk) * (pk ? wload : wbytes); };
   // A stage: W, then X, of the WK units from u0 of the item ending at ue; one 3D copy each where the stage is whole
   // units, else unit by unit with the 2D maps (zero fill past K). A 3D box packs the units TR rows apart (the ldmatrix
@@ -137,27 +154,25 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     const uint32_t full = full0 + 8 * slot;
     const uint32_t st = ring + uint32_t(slot) * stage_bytes;
     if (packed(u0)) {
-      ptx::mbar_arrive_expect_tx(full, uint32_t(WK) * (wload + xbytes));
+      // kWide: tp.x3's boxes are MT rows (skinny.cpp), so unit q lands in its MT-row slot, rows M.. zero-filled.
+      ptx::mbar_arrive_expect_tx(full, uint32_t(SU) * (wload + (kWide ? xslot : xbytes)));
       dev::tma_load_3d(st, &tp.w3, 0, row0, int(u0), full, whint);
-      if constexpr (kWide) {
-        for (int q = 0; q < WK; ++q)
-          ptx::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, full, int((u0 + q) * kTmaUnitK), 0);
-      } else {
-        dev::tma_load_3d(st + WK * wbytes, &tp.x3, 0, 0, int(u0), full);
-      }
+      dev::tma_load_3d(st + SU * wbytes, &tp.x3, 0, 0, int(u0), full);
     } else {
-      const int units = int(min(int64_t(WK), ue - u0));
+      // The wgmma consumers multiply every unit of a stage (a branch around wgmma serializes them all, ptxas C7520):
+      // the units past K come zero-filled. Only the last stage of K has any (splits are whole stages).
+      const int units = kWide ? SU : int(min(int64_t(WK), ue - u0));
       ptx::mbar_arrive_expect_tx(full, uint32_t(units) * (wload + xbytes));
       for (int q = 0; q < units; ++q) {
         const int kc = int((u0 + q) * kTmaUnitK);
         ptx::tma_load_2d(st + q * wbytes, &tp.w, full, kc, row0, whint);
-        ptx::tma_load_2d(st + WK * wbytes + q * xslot, &tp.x, full, kc, 0);
+        ptx::tma_load_2d(st + SU * wbytes + q * xslot, &tp.x, full, kc, 0);
       }
     }
   };
   // This block's first item, and the stages of it the first ring holds (none with TGEMM_SKINNY_WS_EARLY_RING=0).
   const int64_t t0 = blockIdx.x / S, ub0 = (blockIdx.x - t0 * S) * ups, ue0 = min(ub0 + ups, ku);
-  const int64_t first = blockIdx.x < items && tp.early_ring ? min(int64_t(ST), (ue0 - ub0 + WK - 1) / WK) : 0;
+  const int64_t first = blockIdx.x < items && tp.early_ring ? min(int64_t(ST), (ue0 - ub0 + SU - 1) / SU) : 0;
   if (producer && lane == 0) {
     dev::init_ring(full0, empty0, ST, tp);
     // Before the PDL wait only L2 prefetches of W (see skinny_tma_kernel.cuh): the first tp.prefetch_units units of
@@ -177,7 +192,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
 
   if (producer) {
     if (lane == 0) {
-      for (int64_t i = 0; i < first; ++i) load_stage(int(i), int(t0 * TR), ub0 + i * WK, ue0);
+      for (int64_t i = 0; i < first; ++i) load_stage(int(i), int(t0 * TR), ub0 + i * SU, ue0);
       int slot = 0;
       uint32_t phase = 0;
       int64_t it = 0;
@@ -185,7 +200,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
         const int64_t tile = item / S;
         const int row0 = int(tile * TR);
         const int64_t ub = (item - tile * S) * ups, ue = min(ub + ups, ku);
-        for (int64_t u0 = ub; u0 < ue; u0 += WK, ++it) {
+        for (int64_t u0 = ub; u0 < ue; u0 += SU, ++it) {
           if (it >= first) {
             if (it >= ST) ptx::mbar_wait(empty0 + 8 * slot, phase ^ 1u);
             load_stage(slot, row0, u0, ue);
@@ -221,31 +236,40 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
     const int64_t n_bias = tile * TR + (tid & (BR - 1));
     const float bias =
         p.bias_kind && (tid & (BR - 1)) < TR && n_bias < p.n ? dev::load_bias<T>(p.bias, p.bias_kind, n_bias) : 0.f;
-    for (int64_t u0 = ub; u0 < ue; u0 += WK) {
-      const bool live = u0 + wk < ue;  // warp-uniform (warpgroup-uniform when kWide)
+    int prev_slot = -1;  // kWide: the slot whose wgmma group may still be reading it
+    for (int64_t u0 = ub; u0 < ue; u0 += SU) {
       if constexpr (kWide) {
         ptx::mbar_wait(full0 + 8 * slot, phase);
-        if (live) {
+        {
           const uint32_t st = ring + uint32_t(slot) * stage_bytes;
-          const uint64_t da = wgmma::desc_sw128(w_unit(st, packed(u0)) + uint32_t(wn >> 2) * 64 * 128);
-          const uint64_t db = wgmma::desc_sw128(st + uint32_t(WK) * wbytes + uint32_t(wk) * xslot);
           // acc[NB][4] is the wgmma accumulator d[MT / 2] in the same order (core/wgmma.cuh).
           float(&d)[MT / 2] = reinterpret_cast<float(&)[MT / 2]>(acc);
           wgmma::fence();
 #pragma unroll
-          for (int kk = 0; kk < 4; ++kk)  // k16 step kk: 32 bytes further along each 128-byte swizzled row
-            Wgmma<MT, std::is_same_v<T, __nv_bfloat16>>::mma(d, da + 2 * kk, db + 2 * kk, 1u);
-          wgmma::commit();
-          wgmma::wait<0>();  // the slot's bytes are read and acc is final before the slot may refill
+          for (int j = 0; j < UPW; ++j) {  // this warpgroup's units of the stage
+            const int q = j * WK + wk;
+            const uint64_t da = wgmma::desc_sw128(st + uint32_t(q) * wbytes + uint32_t(wn >> 2) * 64 * 128);
+            const uint64_t db = wgmma::desc_sw128(st + uint32_t(SU) * wbytes + uint32_t(q) * xslot);
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk)  // k16 step kk: 32 bytes further along each 128-byte swizzled row
+              Wgmma<MT, std::is_same_v<T, __nv_bfloat16>>::mma(d, da + 2 * kk, db + 2 * kk, 1u);
+          }
         }
+        // One group in flight: this stage's may still run while the previous stage's, now complete, frees its
+        // slot. Waiting for each stage's own group held a warpgroup to one unit per wgmma round trip: 32-row tiles
+        // (4 KB units) streamed at ~60% of the mma.sync kernel's rate (run 397, 3584 x 18944).
+        wgmma::commit();
+        wgmma::wait<1>();
         __syncwarp();
-        if (lane == 0) ptx::mbar_arrive(empty0 + 8 * slot);
+        if (lane == 0 && prev_slot >= 0) ptx::mbar_arrive(empty0 + 8 * prev_slot);
+        prev_slot = slot;
         if (++slot == ST) {
           slot = 0;
           phase ^= 1u;
         }
         continue;
       }
+      const bool live = u0 + wk < ue;  // warp-uniform
       const bool pk = packed(u0);
       ptx::mbar_wait(full0 + 8 * slot, phase);
       const uint32_t st = ring + uint32_t(slot) * stage_bytes;
@@ -266,6 +290,11 @@ __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_
       }
     }
 
+    if constexpr (kWide) {
+      wgmma::wait<0>();  // acc is final and the item's last slot read
+      __syncwarp();
+      if (lane == 0 && prev_slot >= 0) ptx::mbar_arrive(empty0 + 8 * prev_slot);
+    }
     // This tile's partials -> part[wk][mm][row] (rows padded to BRP floats), then the fixed-order sum.
     const int64_t n0 = tile * TR;
     dev::write_partials<NB>(part, acc, BRP, wk, wn * kWarpRows + g, t, m);
