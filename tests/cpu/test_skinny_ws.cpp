@@ -180,19 +180,27 @@ TEST(SkinnyWs, WgmmaTilesEightAndSixteen) {
 }
 
 // Ring + static partial tile + barriers inside the 227 KB a block may have, and at least 4 stages, for every M the
-// wide tiles take; the M = 16 kernel's budget is unchanged.
+// M tiles 32 (mma.sync, M-row X boxes) and 64 (wgmma, 64-row X slots, units TR <= 128 / WK rows apart) take; the
+// M = 16 kernel's budget is unchanged.
 TEST(SkinnyWs, WideRingFitsSharedMemory) {
   EXPECT_EQ(ws_smem_bytes(16), kWsSmemBytes);
   EXPECT_EQ(ws_part_floats(16), part_floats(16));
   for (int mt : {32, 64})
-    for (int wk = 1; wk <= ws_max_wk(mt); wk *= 2)
+    for (int wk = 1; wk <= ws_max_wk(mt); wk *= 2) {
+      EXPECT_LE(ws_smem_bytes(mt) + 4 * ws_part_floats(mt) + 8 * 2 * kWsMaxStages + 16, 227 * 1024) << mt;
+      EXPECT_LE(wk * mt * (kBlockRowsMax / wk + kPartPad), ws_part_floats(mt)) << mt << " " << wk;
+      if (mt == 64) {
+        const int st = (ws_smem_bytes(mt) - kWsWideSlack - int(kSmemAlign)) /
+                       ws_wide_stage_bytes(wk, kBlockRowsMax / wk, mt);
+        EXPECT_GE(st, kWsWideStages) << wk;
+        continue;
+      }
       for (int m = 1; m <= mt; ++m) {
         const int st = ws_stages(wk, m, mt);
         EXPECT_GE(st, 4) << mt << " " << wk << " " << m;
         EXPECT_LE(st * ws_stage_bytes(wk, m) + 1024, ws_smem_bytes(mt)) << mt << " " << wk << " " << m;
-        EXPECT_LE(ws_smem_bytes(mt) + 4 * ws_part_floats(mt) + 8 * 2 * kWsMaxStages + 16, 227 * 1024) << mt;
-        EXPECT_LE(wk * mt * (kBlockRowsMax / wk + kPartPad), ws_part_floats(mt)) << mt << " " << wk;
       }
+    }
 }
 
 // The split across blocks: only where the chosen WK leaves fewer row tiles than SMs; splits of whole stages, none

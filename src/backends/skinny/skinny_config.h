@@ -120,7 +120,7 @@ constexpr int ws_max_wk(int mt) { return mt <= 16 ? kWsMaxWk : mt <= 32 ? 4 : 2;
 // (Config::wg) are the wgmma path at M tiles 8 and 16: m64nMTk16 per warpgroup, so WK <= 2 as at M tile 64.
 constexpr bool ws_wide(int mt, bool wg = false) { return wg || mt > 32; }
 inline constexpr int kWsWideMaxWk = 2;
-// The wgmma path's ring (ws_wide_ring): units TR rows apart (TR a multiple of 8), each unit's X in an MT-row slot, and
+// The wgmma path's ring (skinny.cpp, SkinnyKernel::run): units TR rows apart (TR a multiple of 8), each unit's X in an MT-row slot, and
 // upw units per warpgroup per stage (Config::upw, a template parameter: a loop of run-time length around wgmma
 // serializes it, ptxas C7520), so that one 3D copy brings upw x WK x 128 contiguous bytes of each W row (the
 // bare-ring probe, session 33: contiguous bytes per row are what count). A warpgroup's m64 read of the stage's last

@@ -55,9 +55,9 @@
 // rows or the ring's slack and feeds only accumulator rows that are never stored. X of unit q sits in its own MT-row
 // slot (the descriptor needs 1024-byte aligned 8-row groups): a whole stage's X comes in one 3D copy of MT-row boxes,
 // rows M..MT-1 zero-filled, so a stage is two copies (with a 2D X copy per unit, three, 1 x 4096 x 4096 took 14.54
-// us against 11.48, runs 398-399). A stage at the end of K is fetched unit by unit with every unit issued, the ones past K zero-filled: a
-// branch around wgmma would serialize every wgmma of the kernel (ptxas C7520). Each warpgroup keeps one wgmma group in
-// flight and frees a slot one stage late.
+// us against 11.48, runs 398-399). A stage at the end of K is fetched unit by unit with every unit issued, the ones
+// past K zero-filled: a branch around wgmma would serialize every wgmma of the kernel (ptxas C7520). Each warpgroup
+// keeps one wgmma group in flight and frees a slot one stage late.
 //
 // The wsg kernels against the mma.sync ones (runs 397-400, graph replay, decode rows): level or behind at M <= 16,
 // 2-7% ahead on a few rows whose pick was cuBLASLt (8 x 8192 x 3584, 2-8 x 4608 x 3584), ~10% behind at 4096 x 4096,
@@ -93,7 +93,8 @@ __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;"
 }  // namespace dev
 
 // Grid: min(work items, SMs) blocks of kTmaThreads threads, one per SM (dynamic shared memory
-// stages * ws_stage_bytes(WK, M) + kSmemAlign and the static partial tile).
+// stages * ws_stage_bytes(WK, M) + kSmemAlign, or on the wgmma path stages * ws_wide_stage_bytes(WK * UPW, TR, MT) +
+// kWsWideSlack + kSmemAlign; and the static partial tile).
 template <class T, int MT, bool Wide = ws_wide(MT), int UPW = 1>
 __global__ void __launch_bounds__(kTmaThreads, 1) skinny_ws_kernel(const __grid_constant__ TmaParams tp) {
   static_assert(MT == 8 || MT == 16 || MT == 32 || MT == 64, "M tile");
