@@ -8,7 +8,8 @@
 #   TOP_FROM=profile.csv STEPS="promote verify": rows switched to a candidate that beat the pick in the top-3
 #   re-check (scripts/promote_winners.py), then verified as above
 #   STEPS="tune gain tabled" (or "promote gain tabled", or CANDIDATE=table.csv STEPS="gain tabled"): the changed rows
-#   benched old and new in turn, kept only where the new pick reads faster (KEEP=sm90_132_bf16.csv)
+#   benched old and new in turn, kept only where the new pick reads faster, and not below 1.0x and the old pick in plain
+#   launches (KEEP=sm90_132_bf16.csv)
 # Needs .deps/googletest (copied from /usr/src/googletest here) carried along: that machine has no GoogleTest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -152,12 +153,14 @@ for step in $STEPS; do
     # come from the bench the shipped figures come from, in the state its long run leaves the card (run 270: 18 of 26
     # rows kept). At 4096^3 the two agreed (cublaslt_h5 0.964-0.969x in whole suites, 0.967-0.984x alone); the top-3
     # re-check's shared rounds read it 1.033-1.040x.
+    # With the changed rows alone, each run also benches them in plain launches (GAIN_PLAIN=0: not): a row that gains in
+    # graph replay is dropped where its new pick reads below 1.0x and below the old pick in plain launches (session 48).
     gain) C=${CANDIDATE:-$OUT/sm90_132_bf16.csv}
           if [ ! -f "$C" ]; then echo "gain: no candidate table ($C): run tune or promote first, or set CANDIDATE"; rc=2; else
             cp "$C" "$OUT/gain_candidate.csv"
             python3 scripts/dev/changed_shapes.py configs/sm90_132_bf16.csv "$OUT/gain_candidate.csv" > "$OUT/gain_shapes.csv"
             echo "gain: $(( $(wc -l < "$OUT/gain_shapes.csv") - 1 )) changed rows"
-            OLDR=""; NEWR=""; RUNS=${GAIN_RUNS:-3}; [ "$(wc -l < "$OUT/gain_shapes.csv")" -gt 1 ] || RUNS=0
+            OLDR=""; NEWR=""; OLDP=""; NEWP=""; RUNS=${GAIN_RUNS:-3}; [ "$(wc -l < "$OUT/gain_shapes.csv")" -gt 1 ] || RUNS=0
             for r in $(seq 1 $RUNS); do
               for side in old new; do
                 T=configs/sm90_132_bf16.csv; [ $side = new ] && T="$OUT/gain_candidate.csv"
@@ -167,13 +170,20 @@ for step in $STEPS; do
                 else
                   TGEMM_CONFIG="$T" ./build-dev/tgemm bench -i "$OUT/gain_shapes.csv" --no-ceilings --csv "$F" \
                     > "$OUT/gain_${side}_r$r.log" 2>&1; rc=$((rc|$?))
+                  if [ "${GAIN_PLAIN:-1}" != 0 ]; then
+                    P="$OUT/gain_${side}_plain_r$r.csv"
+                    TGEMM_CONFIG="$T" ./build-dev/tgemm bench -i "$OUT/gain_shapes.csv" --no-ceilings --timing plain --csv "$P" \
+                      > "$OUT/gain_${side}_plain_r$r.log" 2>&1; rc=$((rc|$?))
+                    if [ $side = old ]; then OLDP="$OLDP $P"; else NEWP="$NEWP $P"; fi
+                  fi
                 fi
                 if [ $side = old ]; then OLDR="$OLDR $F"; else NEWR="$NEWR $F"; fi
               done
             done
             if [ $RUNS -eq 0 ]; then cp configs/sm90_132_bf16.csv "$OUT/sm90_132_bf16.csv"; else
+              PLAINARGS=""; [ -n "$NEWP" ] && PLAINARGS="--plain-old $OLDP --plain-new $NEWP"
               python3 scripts/dev/keep_gainers.py configs/sm90_132_bf16.csv "$OUT/gain_candidate.csv" --prefix "" --old $OLDR \
-                --new-runs $NEWR > "$OUT/sm90_132_bf16.csv" 2> "$OUT/keep_gainers.log"; rc=$((rc|$?)); cat "$OUT/keep_gainers.log"
+                --new-runs $NEWR $PLAINARGS > "$OUT/sm90_132_bf16.csv" 2> "$OUT/keep_gainers.log"; rc=$((rc|$?)); cat "$OUT/keep_gainers.log"
             fi
           fi ;;
     # Decode shapes in both timing modes with the table tuned in this run (if any), and the issue-4 report.

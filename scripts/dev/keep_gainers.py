@@ -2,7 +2,7 @@
 """Takes a re-tuned table's changed rows into the shipped table only where the benches read the new pick faster.
 
     python3 scripts/dev/keep_gainers.py SHIPPED NEW --old run1.csv ... --new runA.csv ... [--prefix cublaslt_a]
-        [--margin 0.005] > table.csv      (the decisions go to stderr)
+        [--margin 0.005] [--plain-old p1.csv ... --plain-new pA.csv ...] > table.csv      (the decisions go to stderr)
 
 A row of NEW whose kernel starts with --prefix and differs from SHIPPED's is kept if the median x cuBLASLt of its
 kernel over the --new bench CSVs (2-way benches with NEW in force) exceeds the median of SHIPPED's kernel over the
@@ -10,6 +10,11 @@ kernel over the --new bench CSVs (2-way benches with NEW in force) exceeds the m
 Why (session 27, run 257): the tuner picked configured cuBLASLt algorithms on 47 rows; revert_losers.py (below 1.0x)
 kept 43, but 16 of them read below the heuristic answer they replaced (e.g. 1024 x 7168 x 8192: cublaslt_h2
 1.074-1.095x in runs 244-253, the new pick 0.98-1.04x).
+
+With --plain-old / --plain-new (the same benches in plain launches), a row that gains is still dropped where its new
+kernel's median reads below 1.0x cuBLASLt in plain launches and below the old kernel's there by more than --margin
+(issue 4 asks >= 1.0x in both timing modes). Why (session 48, runs 401-402): the wgmma skinny kernels took 2-16 x 4608
+x 3584 from 1.00-1.02x to 1.02-1.10x in graph replay and from 1.02-1.06x to 0.95-1.00x in plain launches.
 """
 import argparse
 import csv
@@ -37,8 +42,11 @@ def main():
     ap.add_argument("--new-runs", dest="new_runs", nargs="+", required=True)
     ap.add_argument("--prefix", default="cublaslt_a")
     ap.add_argument("--margin", type=float, default=0.005)
+    ap.add_argument("--plain-old", dest="plain_old", nargs="+", default=[])
+    ap.add_argument("--plain-new", dest="plain_new", nargs="+", default=[])
     a = ap.parse_args()
     old, new = reads(a.old), reads(a.new_runs)
+    plain_old, plain_new = reads(a.plain_old), reads(a.plain_new)
     fields, ship = read_table(a.shipped)
     _, tuned = read_table(a.new)
     by_key = {key(r): r for r in tuned}
@@ -49,9 +57,17 @@ def main():
             s = (r["M"], r["N"], r["K"], r["bias"])
             o, n = old.get(s + (r["kernelName"],), []), new.get(s + (t["kernelName"],), [])
             keep = bool(o and n) and statistics.median(n) > statistics.median(o) + a.margin
-            print("%s %sx%sx%s bias=%s: %s %s -> %s %s" % (
+            plain = ""
+            if a.plain_new:
+                po, pn = plain_old.get(s + (r["kernelName"],), []), plain_new.get(s + (t["kernelName"],), [])
+                plain = "; plain %s -> %s" % ("/".join("%.3f" % x for x in po), "/".join("%.3f" % x for x in pn))
+                if keep and pn and statistics.median(pn) < 1.0 and (
+                        not po or statistics.median(pn) < statistics.median(po) - a.margin):
+                    keep = False
+                    plain += " (below 1.0x and the old pick in plain launches)"
+            print("%s %sx%sx%s bias=%s: %s %s -> %s %s%s" % (
                 "keep" if keep else "drop", *s, r["kernelName"], "/".join("%.3f" % x for x in o), t["kernelName"],
-                "/".join("%.3f" % x for x in n)), file=sys.stderr)
+                "/".join("%.3f" % x for x in n), plain), file=sys.stderr)
             if keep:
                 kept += 1
                 out.append(t)

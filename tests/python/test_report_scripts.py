@@ -475,6 +475,42 @@ def test_revert_losers_only_rows_whose_own_kernel_lost_often_enough(tmp_path):
     assert "1 of 4 rows reverted" in r.stderr
 
 
+def test_keep_gainers_drops_graph_gains_that_fall_below_cublaslt_in_plain_launches(tmp_path):
+    """scripts/dev/keep_gainers.py: a changed row is kept where its new pick's median x cuBLASLt beats the old pick's
+    by more than --margin; with --plain-old / --plain-new it is still dropped where the new pick reads below 1.0x and
+    below the old pick in plain launches (M = 2), not where it is below 1.0x but no worse than the old one (M = 3)."""
+    write_table_rows(tmp_path / "old.csv", ((1, "old_k"), (2, "old_k"), (3, "old_k"), (4, "old_k")), solidx=0)
+    write_table_rows(tmp_path / "new.csv", ((1, "new_k"), (2, "new_k"), (3, "new_k"), (4, "new_k")), solidx=0)
+
+    def run_csv(name, picks):  # (M, kernel, x cuBLASLt) with cuBLASLt at 10 us
+        rows = []
+        for m, kern, x in picks:
+            rows += bench_rows(m, 4096, 4096, 10.0 / x, 10.0, kern)
+        write_csv(tmp_path / name, BENCH_COLS, rows)
+        return str(tmp_path / name)
+
+    old = [run_csv("o%d.csv" % i, [(m, "old_k", 1.00) for m in (1, 2, 3, 4)]) for i in (1, 2, 3)]
+    new = [run_csv("n%d.csv" % i, [(1, "new_k", 1.05), (2, "new_k", 1.08), (3, "new_k", 1.03), (4, "new_k", 1.002)])
+           for i in (1, 2, 3)]
+    plain_old = [run_csv("po%d.csv" % i, [(1, "old_k", 1.01), (2, "old_k", 1.03), (3, "old_k", 0.95), (4, "old_k", 1.0)])
+                 for i in (1, 2, 3)]
+    plain_new = [run_csv("pn%d.csv" % i, [(1, "new_k", 1.02), (2, "new_k", 0.95), (3, "new_k", 0.96), (4, "new_k", 1.0)])
+                 for i in (1, 2, 3)]
+    script = os.path.join(SCRIPTS, "dev", "keep_gainers.py")
+    base = [sys.executable, script, str(tmp_path / "old.csv"), str(tmp_path / "new.csv"), "--prefix", "",
+            "--old"] + old + ["--new-runs"] + new
+
+    r = subprocess.run(base, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert [x["kernelName"] for x in csv.DictReader(r.stdout.splitlines())] == ["new_k", "new_k", "new_k", "old_k"]
+
+    r = subprocess.run(base + ["--plain-old"] + plain_old + ["--plain-new"] + plain_new, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert [x["kernelName"] for x in csv.DictReader(r.stdout.splitlines())] == ["new_k", "old_k", "new_k", "old_k"]
+    assert "drop 2x4096x4096 bias=False" in r.stderr and "below 1.0x and the old pick in plain launches" in r.stderr
+    assert "keep_gainers: 2 rows taken" in r.stderr
+
+
 def test_promote_winners_switches_rows_whose_candidate_won_often_enough(tmp_path):
     """promote_winners.py: a row takes the candidate timed beside its pick (`tgemm bench --top-from`) that read more
     than --min-gain-pct faster in --min-runs runs (only runs whose pick was the row's own kernel count); of several,
