@@ -286,7 +286,7 @@ class SkinnyKernel final : public Kernel {
       // Whole-stage 3D copies where K has at least one stage of full units; if the driver refuses the overlapping
       // views the kernel falls back to unit-by-unit copies (same result, same order of sums). The wgmma M tiles' X
       // boxes are MT rows, so that one copy puts each unit in its MT-row slot; rows past M come zero-filled, not read.
-      const int su = wk * (cfg_.wide() ? cfg_.upw : 1);  // units per stage
+      const int su = wk * cfg_.upw;  // units per stage (upw is 1 but on the wsg2 kernels)
       tp.kfull = int(p.k / kTmaUnitK);
       tp.use3 = 0;
       if (ws3_enabled() && tp.kfull >= su &&

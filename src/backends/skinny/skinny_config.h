@@ -120,17 +120,16 @@ constexpr int ws_max_wk(int mt) { return mt <= 16 ? kWsMaxWk : mt <= 32 ? 4 : 2;
 // (Config::wg) are the wgmma path at M tiles 8 and 16: m64nMTk16 per warpgroup, so WK <= 2 as at M tile 64.
 constexpr bool ws_wide(int mt, bool wg = false) { return wg || mt > 32; }
 inline constexpr int kWsWideMaxWk = 2;
-// The wgmma path's ring (skinny.cpp, SkinnyKernel::run): units TR rows apart (TR a multiple of 8), each unit's X in an MT-row slot, and
-// upw units per warpgroup per stage (Config::upw, a template parameter: a loop of run-time length around wgmma
-// serializes it, ptxas C7520), so that one 3D copy brings upw x WK x 128 contiguous bytes of each W row (the
-// bare-ring probe, session 33: contiguous bytes per row are what count). A warpgroup's m64 read of the stage's last
-// unit runs up to 128 - TR rows past the stage's W (TR >= 64 at WK = 1, >= 8 at WK = 2): at most 7 KB beyond what
+// The wgmma path's ring (skinny.cpp, SkinnyKernel::run): units TR rows apart (TR a multiple of 8), each unit's X in an
+// MT-row slot, and upw units per warpgroup per stage (Config::upw, a template parameter: a loop of run-time length
+// around wgmma serializes it, ptxas C7520), so that one 3D copy brings upw x WK x 128 contiguous bytes of each W row
+// (the bare-ring probe, session 33: contiguous bytes per row are what count). A warpgroup's m64 read of the stage's
+// last unit runs up to 128 - TR rows past the stage's W (TR >= 64 at WK = 1, >= 8 at WK = 2): at most 7 KB beyond what
 // the X slots cover, so the ring keeps kWsWideSlack after its last stage. The consumers release a slot one stage late
 // (one wgmma group in flight), so a ring of 2 stages runs them in lockstep with the copies: kWsWideStages at least
-// where shared memory holds them (run 399: upw 2 and 4 at 2 stages took 1.3-1.5x the time of upw 1), and 2 always
-// (the largest stage, upw 2 at 128 rows or WK 2 at 64, fits twice). Run 400 (graph replay, decode rows, 4 stages at
-// least): upw 4 was behind upw 2 everywhere but 1 x 4096 x 4096 (10.67 against 10.95 us, the pick's 9.90), so it is
-// not built.
+// where shared memory holds them (run 399: upw 2 and 4 at 2 stages took 1.3-1.5x the time of upw 1), and 2 always (the
+// largest stage, upw 2 at 128 rows or WK 2 at 64, fits twice). Run 400 (graph replay, decode rows, 4 stages at least):
+// upw 4 was behind upw 2 everywhere but 1 x 4096 x 4096 (10.67 against 10.95 us, the pick's 9.90), so it is not built.
 inline constexpr int kWsWideSlack = 8 * 1024;
 inline constexpr int kWsWideMaxUpw = 2;
 inline constexpr int kWsWideStages = 4;
