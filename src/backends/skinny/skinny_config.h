@@ -483,7 +483,7 @@ inline int64_t ws_workspace_bytes(const LaunchShape& sh, int64_t m) {
 // (session 49) timed the layers of 1M-6M weights at M = 1 / 8 / 16 (1024x1024 ... 3072x2048, 15 shapes): the ws
 // kernel read 1.005-2.09x cuBLASLt in graph replay against the register ring's 0.61-1.20x, and 0.915-1.83x against
 // 0.65-1.26x in plain launches, level or ahead on every shape in both modes. Below 1M weights the ring's shorter start
-// wins (run 410, 1 x 256 x 64: 1.42 against 2.21 us in graph replay, 5.5 against 7.0 plain).
+// wins (run 410, 1 x 256 x 64: 1.42 against ws sk8's 2.21 us in graph replay, 5.5 against 7.0 plain).
 inline bool ws_preferred(int64_t m, int64_t n, int64_t k) {
   // Past TMA's 2^32 dimensions the kernel cannot run anyway (can_implement says so); below that the product is
   // formed in double, so no size a caller passes can overflow here (UBSan, HostileProblems.MakePlanNeverCrashes).
