@@ -75,14 +75,17 @@ TEST(SkinnyWs, AutoWkBalancesTheRounds) {
   EXPECT_EQ(ws_auto_wk(8192, 3584, 132), 2);   // 128 tiles of 64 rows: one round on 128 SMs
 }
 
-TEST(SkinnyWs, DefaultPrefersItFromEightMillionWeights) {
+TEST(SkinnyWs, DefaultPrefersItFromOneMillionWeights) {
   EXPECT_TRUE(ws_preferred(1, 28672, 4096));
   EXPECT_TRUE(ws_preferred(16, 37888, 3584));
   EXPECT_TRUE(ws_preferred(8, 4096, 14336));
   EXPECT_TRUE(ws_preferred(1, 3584, 18944));  // an unbalanced last round: still faster than the ring (run 51)
   EXPECT_TRUE(ws_preferred(1, 4096, 4096));
   EXPECT_TRUE(ws_preferred(16, 8192, 1024));  // 8M weights, the smallest decode layer
-  EXPECT_FALSE(ws_preferred(1, 8192, 1023));  // below 8M weights: not measured, the register ring
+  EXPECT_TRUE(ws_preferred(8, 1024, 1024));   // 1M weights (run 411: 1.20x cuBLASLt against the ring's 0.62x)
+  EXPECT_TRUE(ws_preferred(16, 3072, 2048));
+  EXPECT_FALSE(ws_preferred(1, 1024, 1023));  // below 1M weights: the register ring's shorter start (run 410)
+  EXPECT_FALSE(ws_preferred(8, 256, 64));
   EXPECT_FALSE(ws_preferred(17, 28672, 4096)); // the kernel's M tile is 16
   EXPECT_FALSE(ws_preferred(0, 28672, 4096));
 }

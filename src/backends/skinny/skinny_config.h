@@ -475,17 +475,20 @@ inline int64_t ws_workspace_bytes(const LaunchShape& sh, int64_t m) {
 }
 
 // Whether the untuned default hands M <= 16 to the persistent kernel (auto WK) before the register ring: layers of
-// at least 8M weights. Until session 6 only layers of 32M weights or more whose row tiles filled every round of the
+// at least 1M weights. Until session 6 only layers of 32M weights or more whose row tiles filled every round of the
 // SMs to within 5% (device calls ws-1 / ws-2, the whole ring prefetched before the PDL wait, two blocks per SM
 // possible). Run 51's profile, after the one-stage prefetch and the solo floor: the ws kernel's auto WK beat the
 // register ring's auto split on 53 of the 60 decode shapes (M = 1-16, 8M-136M weights; geometric mean 1.09x, e.g.
-// 3584x3584 1.25x, 1280x8192 1.16x, 8192x1024 1.17x), and lost by at most 5% (4608x3584; 7168x8192 1-4%). Smaller
-// layers were not measured and keep the register ring.
+// 3584x3584 1.25x, 1280x8192 1.16x, 8192x1024 1.17x), and lost by at most 5% (4608x3584; 7168x8192 1-4%). Run 411
+// (session 49) timed the layers of 1M-6M weights at M = 1 / 8 / 16 (1024x1024 ... 3072x2048, 15 shapes): the ws
+// kernel read 1.005-2.09x cuBLASLt in graph replay against the register ring's 0.61-1.20x, and 0.915-1.83x against
+// 0.65-1.26x in plain launches, level or ahead on every shape in both modes. Below 1M weights the ring's shorter start
+// wins (run 410, 1 x 256 x 64: 1.42 against ws sk8's 2.21 us in graph replay, 5.5 against 7.0 plain).
 inline bool ws_preferred(int64_t m, int64_t n, int64_t k) {
   // Past TMA's 2^32 dimensions the kernel cannot run anyway (can_implement says so); below that the product is
   // formed in double, so no size a caller passes can overflow here (UBSan, HostileProblems.MakePlanNeverCrashes).
   if (m < 1 || m > 16 || n < 1 || k < 1 || n > (int64_t(1) << 32) || k > (int64_t(1) << 32)) return false;
-  return double(n) * double(k) >= double(int64_t(8) << 20);
+  return double(n) * double(k) >= double(int64_t(1) << 20);
 }
 
 // Crude time model (microseconds) of one launch on an H200-class part, used only to pick T when the kernel's
