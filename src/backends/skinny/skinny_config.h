@@ -482,8 +482,10 @@ inline int64_t ws_workspace_bytes(const LaunchShape& sh, int64_t m) {
 // 3584x3584 1.25x, 1280x8192 1.16x, 8192x1024 1.17x), and lost by at most 5% (4608x3584; 7168x8192 1-4%). Run 411
 // (session 49) timed the layers of 1M-6M weights at M = 1 / 8 / 16 (1024x1024 ... 3072x2048, 15 shapes): the ws
 // kernel read 1.005-2.09x cuBLASLt in graph replay against the register ring's 0.61-1.20x, and 0.915-1.83x against
-// 0.65-1.26x in plain launches, level or ahead on every shape in both modes. Below 1M weights the ring's shorter start
-// wins (run 410, 1 x 256 x 64: 1.42 against ws sk8's 2.21 us in graph replay, 5.5 against 7.0 plain).
+// 0.65-1.26x in plain launches, level or ahead on every shape in both modes; with this threshold (run 412) the 18
+// untuned layers of 1M-8M weights read 1.252x in graph replay and 1.221x plain (geometric means). Below 1M weights the
+// ring's shorter start wins (run 410, 1 x 256 x 64: 1.42 against ws sk8's 2.21 us in graph replay, 5.5 against 7.0
+// plain).
 inline bool ws_preferred(int64_t m, int64_t n, int64_t k) {
   // Past TMA's 2^32 dimensions the kernel cannot run anyway (can_implement says so); below that the product is
   // formed in double, so no size a caller passes can overflow here (UBSan, HostileProblems.MakePlanNeverCrashes).
