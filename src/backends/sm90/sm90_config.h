@@ -117,8 +117,12 @@ struct Traits {
   // setmaxnreg budgets: 128 * 56 + 256 * 224 = 64512 <= 65536 registers per SM. The consumers need ~160 with 128
   // accumulators and fit 192 (128x192 ping-pong) without spills; the storers need more than the usual 40 to keep
   // four 16-byte chunks in flight (at 232 / 40 the 128x192 ping-pong took ~2% more energy per FLOP, run 378-379).
-  static constexpr uint32_t kProducerRegs = 56;
-  static constexpr uint32_t kConsumerRegs = 224;
+  // The TMA-store epilogue with 192 accumulators (128x192 etma pp) spilled at 224 / 56 (36 bytes) and 232 / 40 (4 bytes);
+  // at 240 / 24 ptxas reports none: its producer and one storer thread need few registers, and 240 * 256 + 24 * 128 is
+  // the launch's whole pool (the static_assert below).
+  static constexpr bool kWideTmaStore = Epi == EpiMode::tma && kAccRegs > 128;
+  static constexpr uint32_t kProducerRegs = kWideTmaStore ? 24 : 56;
+  static constexpr uint32_t kConsumerRegs = kWideTmaStore ? 240 : 224;
   // setmaxnreg.inc waits until the CTA's pool has the registers, and the pool is what the launch gave: 168 per thread
   // under __launch_bounds__(384, 1). A budget above it hangs the consumers (run 313: a 128x192 ping-pong at 240 + 32).
   static constexpr uint32_t kLaunchRegs = (65536 / kThreads) & ~7u;

@@ -60,11 +60,14 @@
 // / +0.4%; cooperative 128x256 c2x1 +4 to +14% at the seed. Not registered: 64x256 pp c2x1 (3 to 13% slower than its
 // staged twin at the seed, the only shapes where that tile is picked) and 128x160 (160 columns are no whole boxes).
 // The split-K twins of 64x256 and 128x128 pp (the stream-K tail, run 132: 128x128 0.99 -> 1.11x cuBLASLt at
-// 2048 x 3584 x 18944, 0.63 -> 0.81-0.84x at 512 x 4608 x 3584).
+// 2048 x 3584 x 18944, 0.63 -> 0.81-0.84x at 512 x 4608 x 3584). 128x192 pp s4 (session 50): the seed's large-M
+// tile with the TMA-store epilogue of 65536's pick (128x128 etma pp, which read level with it at 340000 / 360000 in
+// run 417); setmaxnreg 240 / 24 (sm90_config.h).
 #define TGEMM_SM90_BF16_TMA_CONFIGS(X)              \
   X(bf16, 64, 256, 5, 1, 1, tma, true, false, 0)    \
   X(bf16, 128, 256, 3, 2, 1, tma, false, false, 0)  \
   X(bf16, 128, 192, 4, 2, 1, tma, false, false, 0)  \
   X(bf16, 128, 128, 5, 1, 1, tma, true, false, 0)   \
+  X(bf16, 128, 192, 4, 1, 1, tma, true, false, 0)   \
   X(bf16, 64, 256, 5, 1, 1, tma, true, true, 0)     \
   X(bf16, 128, 128, 5, 1, 1, tma, true, true, 0)
