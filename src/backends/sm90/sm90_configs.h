@@ -18,7 +18,8 @@
 //            the tile staged whole. 40 KB per k-step for 1.5x the FLOPs of 64x256 pp: at the power cap it needs 3-4%
 //            less energy per FLOP (1.05-1.06 pJ against 1.09, run 379), so it runs 3.5% faster back to back; in the
 //            2-way bench it ties 64x256 pp at 340000 / 360000 (1.091 against 1.089-1.090x cuBLASLt) and leads at
-//            768000 (1.114 against 64x256 pp c2x1's 1.106). The seed's large-M pick. Measured beside it, each against
+//            768000 (1.114 against 64x256 pp c2x1's 1.106). The seed's large-M pick until its TMA-store twin (below,
+//            session 50: +3% at 340000 / 360000 / 768000, run 418). Measured beside it, each against
 //            the 64x256 pp pick in the same call (runs 378-379): 5 stages with the tile staged in three 64-column
 //            chunks (kEpiChunks = 3) 1.089 / 1.091 / 1.118x, 1-2% more energy per FLOP than 4 stages; the c2x1 twin
 //            (W multicast) 1.080x; setmaxnreg 232 / 40 (storers with fewer registers) 1.5% less energy per FLOP than
@@ -60,9 +61,11 @@
 // / +0.4%; cooperative 128x256 c2x1 +4 to +14% at the seed. Not registered: 64x256 pp c2x1 (3 to 13% slower than its
 // staged twin at the seed, the only shapes where that tile is picked) and 128x160 (160 columns are no whole boxes).
 // The split-K twins of 64x256 and 128x128 pp (the stream-K tail, run 132: 128x128 0.99 -> 1.11x cuBLASLt at
-// 2048 x 3584 x 18944, 0.63 -> 0.81-0.84x at 512 x 4608 x 3584). 128x192 pp s4 (session 50): the seed's large-M
-// tile with the TMA-store epilogue of 65536's pick (128x128 etma pp, which read level with it at 340000 / 360000 in
-// run 417); setmaxnreg 240 / 24 (sm90_config.h).
+// 2048 x 3584 x 18944, 0.63 -> 0.81-0.84x at 512 x 4608 x 3584). 128x192 pp s4 (session 50, setmaxnreg 240 / 24 in
+// sm90_config.h): the staged seed pick's tile with the TMA store. The gain step (run 418) moved 340000 / 360000 /
+// 768000 x 6144 x 1280 to it, 1.092-1.122 -> 1.121-1.151x cuBLASLt in graph replay and 1.091-1.094 -> 1.110-1.128x
+// in plain launches; interleaved in one process 1.125 against the staged twin's 1.093 at 340000. Run 419 moved
+// 65536 x 6144, 262144 x 3840 and 262144 x 6144 (K = 1280) too (+1-5%).
 #define TGEMM_SM90_BF16_TMA_CONFIGS(X)              \
   X(bf16, 64, 256, 5, 1, 1, tma, true, false, 0)    \
   X(bf16, 128, 256, 3, 2, 1, tma, false, false, 0)  \
