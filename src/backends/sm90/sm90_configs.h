@@ -64,8 +64,9 @@
 // 2048 x 3584 x 18944, 0.63 -> 0.81-0.84x at 512 x 4608 x 3584). 128x192 pp s4 (session 50, setmaxnreg 240 / 24 in
 // sm90_config.h): the staged seed pick's tile with the TMA store. The gain step (run 418) moved 340000 / 360000 /
 // 768000 x 6144 x 1280 to it, 1.092-1.122 -> 1.121-1.151x cuBLASLt in graph replay and 1.091-1.094 -> 1.110-1.128x
-// in plain launches; interleaved in one process 1.125 against the staged twin's 1.093 at 340000. Run 419 moved
-// 65536 x 6144, 262144 x 3840 and 262144 x 6144 (K = 1280) too (+1-5%).
+// in plain launches; interleaved in one process 1.125 against the staged twin's 1.093 at 340000. Run 419's gain step
+// read it 1-5% ahead at 65536 x 6144, 262144 x 3840 and 262144 x 6144 (K = 1280) too; those rows wait for a GPU test
+// run and a bench of the whole table (scripts/dev/data/run419).
 #define TGEMM_SM90_BF16_TMA_CONFIGS(X)              \
   X(bf16, 64, 256, 5, 1, 1, tma, true, false, 0)    \
   X(bf16, 128, 256, 3, 2, 1, tma, false, false, 0)  \
