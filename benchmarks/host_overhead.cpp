@@ -72,6 +72,14 @@ int main(int argc, char** argv) {
     std::printf("Dispatcher::resolve on a cached plan (adds cudaGetDevice, workspace lookup): %.0f ns per call\n", resolve_ns);
     std::printf("whole mm call incl. the kernel launch (%s), for reference: %.0f ns per call\n", r.plan->kernel->name().c_str(), mm_ns);
     worst = std::max(worst, resolve_ns);
+    // What resolve adds where an eager table's row differs from the graph table's (Plan::eager_differs): one capture
+    // query of the stream per call.
+    cudaStreamCaptureStatus cs;
+    double capture_ns = ns_per_call([&] {
+      if (cudaStreamIsCapturing(st, &cs) != cudaSuccess) std::abort();
+    }, 200000);
+    std::printf("cudaStreamIsCapturing (resolve's added step for shapes with an eager-table row): %.0f ns per call\n", capture_ns);
+    worst = std::max(worst, resolve_ns + capture_ns);
     // The tensor maps a persistent skinny launch encodes at M=1 N=4096 K=4096 (W and X, 2D and 3D views), each
     // launch: the host work that plain launches pay between their events, with and without the per-thread cache.
     const TmaMatrix maps[4] = {{ops.wv(0).data, DType::bf16, 4096, 4096, 4096, 32},

@@ -39,6 +39,14 @@ plain_profile() {
   if [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' ')" = 1f8b ]; then zcat "$1" > "$OUT/top_profile.csv"; echo "$OUT/top_profile.csv"
   else echo "$1"; fi
 }
+# The tables in force for a bench: this call's tuned table (else the shipped one), and its eager table (rows for plain
+# launches: this call's, else the shipped one, if any). TGEMM_CONFIG replaces the embedded tables, eager ones included.
+tables() {
+  local g="$OUT/sm90_132_bf16.csv" e="$OUT/sm90_132_bf16_eager.csv"
+  [ -f "$g" ] || g="$PWD/configs/sm90_132_bf16.csv"
+  [ -f "$e" ] || e="$PWD/configs/sm90_132_bf16_eager.csv"
+  if [ -f "$e" ]; then echo "$g:$e"; else echo "$g"; fi
+}
 # Both suites benched with the table $1, each into $OUT/<$2 with %s the suite>.csv and .log; more bench arguments after.
 bench_suites() {
   local table=$1 name=$2 suite f; shift 2
@@ -108,7 +116,7 @@ for step in $STEPS; do
     # A second "tabled" in STEPS (two benches in one call) writes *_tuned_r2.*, with TOP_FROM2 if set (TOP_FROM=/none
     # TOP_FROM2=profile.csv: the plain 2-way bench, then the top-3 re-check; BENCH_ARGS2, if set, replaces BENCH_ARGS
     # there, e.g. "--pairwise --settle-ms 100").
-    tabled) export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"; [ -f "$TGEMM_CONFIG" ] || TGEMM_CONFIG="$PWD/configs/sm90_132_bf16.csv"
+    tabled) export TGEMM_CONFIG=$(tables)
           r=""; TP=${TOP_FROM:-$OUT/tune_profile.csv}; BA=${BENCH_ARGS:-}
           [ -f "$OUT/bench_seed_tuned.csv" ] && { r=_r2; TP=${TOP_FROM2:-$TP}; BA=${BENCH_ARGS2:-$BA}; }
           TOP=""; [ -f "$TP" ] && TOP="--top-from $(plain_profile "$TP")"
@@ -186,8 +194,32 @@ for step in $STEPS; do
                 --new-runs $NEWR $PLAINARGS > "$OUT/sm90_132_bf16.csv" 2> "$OUT/keep_gainers.log"; rc=$((rc|$?)); cat "$OUT/keep_gainers.log"
             fi
           fi ;;
+    # The eager table (issue 4's plain launches): EAGER_SHAPES (default shapes/decode.csv) tuned with plain launches
+    # (skinny and cuBLASLt), the rows whose pick differs from the graph table's benched GAIN_RUNS times (default 3) in
+    # plain launches with and without them, and kept where the median reads faster (scripts/dev/eager_rows.py), into
+    # $OUT/sm90_132_bf16_eager.csv (KEEP it to ship; "decode" and "tabled" after it bench with it).
+    eager) G="$OUT/sm90_132_bf16.csv"; [ -f "$G" ] || G="$PWD/configs/sm90_132_bf16.csv"
+          timeout -s TERM ${TUNE_TIMEOUT:-400} ./build-dev/tgemm tune -i "${EAGER_SHAPES:-shapes/decode.csv}" -o "$OUT/tuned_eager.csv" \
+            --timing plain --libtype ${EAGER_LIBTYPES:-skinny,cublaslt} --profile-file "$OUT/eager_profile.csv" ${EAGER_TUNE_ARGS:-} \
+            > "$OUT/eager_tune.log" 2> "$OUT/eager_tune.err"; rc=$?; tail -2 "$OUT/eager_tune.log"; tail -c 400 "$OUT/eager_tune.err"
+          python3 scripts/dev/eager_rows.py candidates "$G" "$OUT/tuned_eager.csv" > "$OUT/cand_eager.csv"; rc=$((rc|$?))
+          python3 scripts/dev/changed_shapes.py /dev/null "$OUT/cand_eager.csv" > "$OUT/eager_shapes.csv"
+          echo "eager: $(( $(wc -l < "$OUT/eager_shapes.csv") - 1 )) rows differ from the graph table's picks"
+          OLDR=""; NEWR=""
+          if [ "$(wc -l < "$OUT/eager_shapes.csv")" -gt 1 ]; then
+            for r in $(seq 1 ${GAIN_RUNS:-3}); do
+              for side in old new; do
+                T="$G"; [ $side = new ] && T="$G:$OUT/cand_eager.csv"
+                TGEMM_CONFIG="$T" ./build-dev/tgemm bench -i "$OUT/eager_shapes.csv" --no-ceilings --timing plain \
+                  --csv "$OUT/eager_${side}_r$r.csv" > "$OUT/eager_${side}_r$r.log" 2>&1; rc=$((rc|$?))
+                if [ $side = old ]; then OLDR="$OLDR $OUT/eager_old_r$r.csv"; else NEWR="$NEWR $OUT/eager_new_r$r.csv"; fi
+              done
+            done
+            python3 scripts/dev/eager_rows.py keep "$G" "$OUT/cand_eager.csv" --old $OLDR --new-runs $NEWR \
+              > "$OUT/sm90_132_bf16_eager.csv" 2> "$OUT/eager_rows.log"; rc=$((rc|$?)); cat "$OUT/eager_rows.log"
+          fi ;;
     # Decode shapes in both timing modes with the table tuned in this run (if any), and the issue-4 report.
-    decode) [ -f "$OUT/sm90_132_bf16.csv" ] && export TGEMM_CONFIG="$OUT/sm90_132_bf16.csv"
+    decode) export TGEMM_CONFIG=$(tables)
           for m in graph plain; do
             ./build-dev/tgemm bench -i shapes/decode.csv --timing $m --csv "$OUT/bench_decode_$m.csv" ${DECODE_ARGS:-} \
               > "$OUT/bench_decode_$m.log" 2>&1; rc=$((rc|$?))

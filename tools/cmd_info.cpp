@@ -21,7 +21,7 @@ std::string dtypes(uint8_t bits) {
 }  // namespace
 
 int cmd_explain(const std::vector<std::string>& argv) {
-  Args a(argv, {"--bias"}, {"--dtype", "--out", "--bias-dtype", "--kernel", "--ldx", "--ldw", "--ldy", "--arch", "--sms"});
+  Args a(argv, {"--bias", "--eager"}, {"--dtype", "--out", "--bias-dtype", "--kernel", "--ldx", "--ldw", "--ldy", "--arch", "--sms"});
   int64_t m = 0, n = 0, k = 0;
   if (a.ok() && a.positional().size() != 3) a.fail("explain needs M N K");
   if (a.ok() && !parse_int(a.positional()[0], 0, INT64_MAX, &m)) a.fail("M: '" + a.positional()[0] + "' is not a non-negative integer");
@@ -63,7 +63,7 @@ int cmd_explain(const std::vector<std::string>& argv) {
     std::printf("  K = 0: Y = bias broadcast over rows (or zeros), no kernel\n");
     return 0;
   }
-  Plan plan = d.make_plan(p, dev, a.str("--kernel"));
+  Plan plan = d.make_plan(p, dev, a.str("--kernel"), a.flag("--eager") ? LaunchMode::eager : LaunchMode::graph);
   std::fputs(plan.to_string().c_str(), stdout);
   if (!plan.status.ok()) {
     std::fprintf(stderr, "tgemm explain: %s\n", plan.status.to_string().c_str());

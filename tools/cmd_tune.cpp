@@ -184,7 +184,9 @@ int cmd_tune(const std::vector<std::string>& argv) {
         "tgemm tune -i untuned.csv -o tuned.csv [options]\n"
         "  --libtype all|sm90,skinny,cublaslt   candidate backends (default all)\n"
         "  --warmup N --iters N                 timing (default 10, 50; medians, interleaved)\n"
-        "  --timing graph|plain                 time CUDA-graph replays or plain launches (default graph)\n"
+        "  --timing graph|plain                 time CUDA-graph replays or plain launches (default graph); plain\n"
+        "                                       tunes an eager table (-o name ending in _eager.csv: the rows mm takes\n"
+        "                                       for launches outside a CUDA-graph capture)\n"
         "  --err-ratio F                        max fraction of outputs failing isclose (default 0.05)\n"
         "  --finalists N                        re-time the N fastest, cuBLASLt's default and each backend's fastest\n"
         "                                       with 2x iterations; the pick comes from that round (default 4; 0: one\n"
@@ -220,6 +222,10 @@ int cmd_tune(const std::vector<std::string>& argv) {
   }
   if (a.ok() && (!a.has("-i") || !a.has("-o"))) a.fail("needs -i untuned.csv and -o tuned.csv");
   if (a.ok() && !a.positional().empty()) a.fail("unexpected argument '" + a.positional()[0] + "'");
+  // The dispatcher takes an "_eager.csv" table's rows for launches outside a capture, a plain one's for graphs.
+  if (a.ok() && is_eager_table(a.str("-o")) != (opt.timing.mode == bench::TimingMode::plain))
+    a.fail(is_eager_table(a.str("-o")) ? "-o " + a.str("-o") + " is an eager table (its rows serve plain launches): tune it with --timing plain"
+                                       : "--timing plain: rows timed with plain launches go to an eager table, whose name ends in _eager.csv");
   std::vector<Shape> all;
   if (a.ok())
     if (Status s = read_shapes(a.str("-i"), &all); !s.ok()) a.fail(s.message());

@@ -11,7 +11,9 @@ namespace {
 const char* kUsage =
     "usage: tgemm <command> [args]\n"
     "  explain M N K [--bias] [--bias-dtype D] [--dtype bf16|fp16] [--out bf16|fp16|fp32] [--kernel NAME]\n"
-    "                [--ldx N] [--ldw N] [--ldy N] [--arch sm90] [--sms 132]   the dispatch decision, step by step\n"
+    "                [--ldx N] [--ldw N] [--ldy N] [--arch sm90] [--sms 132] [--eager]\n"
+    "                                            the dispatch decision, step by step; --eager: for a launch outside\n"
+    "                                            a CUDA-graph capture (the \"_eager.csv\" tables first)\n"
     "  kernels                                   every registered kernel with its limits\n"
     "  bench [-i shapes.csv] [--warmup N] [--iters N] [--timing graph|plain|sustained] [--sustain-ms MS]\n"
     "        [--csv out.csv] [--kernel A,B] [--top-from profile.csv [--top 3]] [--no-ceilings] [--no-check]\n"

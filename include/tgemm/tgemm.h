@@ -26,6 +26,13 @@ struct Piece {
   int64_t m0 = 0, m = 0, n0 = 0, n = 0;
 };
 
+// How the kernels of a plan will be launched. Short kernels rank differently in the two: under CUDA-graph replay the
+// launches follow each other without a gap (and our kernels overlap their start with the previous one's end, PDL),
+// while launched one by one each pays the launch itself (session 49: 3.1-3.4 us added to cuBLASLt's, 4.1-4.9 us to the
+// skinny ws kernels'). The tuned tables are timed in graph replay; tables whose file name ends in "_eager.csv" are
+// timed with plain launches (`tgemm tune --timing plain`) and come first for launches outside a capture.
+enum class LaunchMode : uint8_t { graph, eager };
+
 // What the dispatcher decided for one problem, and why.
 struct Plan {
   Problem problem;                  // what it was made for
@@ -35,6 +42,9 @@ struct Plan {
   size_t workspace_bytes = 0;       // per piece, pieces run in order on one stream
   std::vector<std::string> chain;   // the decision chain, one step a line
   std::string source;               // "table <file>:<line>", "heuristic", "forced"
+  LaunchMode mode = LaunchMode::graph;  // the launches it was made for
+  // A graph plan whose shape has an eager-table row naming another kernel: mm plans an eager launch apart.
+  bool eager_differs = false;
   std::string to_string() const;    // the chain and the final plan, for `tgemm explain`
 };
 
@@ -46,7 +56,8 @@ struct DeviceInfo {
 };
 
 struct DispatcherOptions {
-  // Tuned tables to load, in order; empty means TGEMM_CONFIG if set, else the shipped configs/ tables.
+  // Tuned tables to load, in order; empty means TGEMM_CONFIG if set, else the shipped configs/ tables. A file whose
+  // name ends in "_eager.csv" holds rows for launches outside a CUDA-graph capture (LaunchMode::eager).
   std::vector<std::string> table_paths;
   bool load_default_tables = true;
   // Append each new shape to this untuned-shape CSV (TGEMM_UNTUNED_LOG). Empty: env or off.
@@ -65,7 +76,8 @@ class Dispatcher {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   // Y = X·Wᵀ (+ bias) on `stream`. After the first call of a shape on a stream it allocates nothing
-  // and never synchronises (capturable in a CUDA graph).
+  // and never synchronises (capturable in a CUDA graph). Where an eager table has a row for the shape, it asks
+  // whether `stream` is capturing (cudaStreamIsCapturing) and plans the launch for that mode.
   Status mm(const MatrixView& x, const MatrixView& w, const VectorView* bias, const MatrixView& y,
             cudaStream_t stream);
 
@@ -89,10 +101,11 @@ class Dispatcher {
   Status run_plan(const Plan& plan, const MatrixView& x, const MatrixView& w, const VectorView* bias, const MatrixView& y,
                   cudaStream_t stream);
 
-  // The cached plan for a problem on `dev` (builds it on first use). Thread-safe.
-  const Plan& plan(const Problem& p, const DeviceInfo& dev);
+  // The cached plan for a problem on `dev` (builds it on first use) and launch mode. Thread-safe.
+  const Plan& plan(const Problem& p, const DeviceInfo& dev, LaunchMode mode = LaunchMode::graph);
   // A fresh plan; `forced` names a kernel to consider first (explain --kernel).
-  Plan make_plan(const Problem& p, const DeviceInfo& dev, const std::string& forced = "") const;
+  Plan make_plan(const Problem& p, const DeviceInfo& dev, const std::string& forced = "",
+                 LaunchMode mode = LaunchMode::graph) const;
 
   // Replaces the tuned tables (merging in order). Clears the plan cache.
   Status load_tables(const std::vector<std::string>& paths);

@@ -33,6 +33,7 @@ struct PlanKey {
   Problem p;
   std::string arch;
   int sms;
+  LaunchMode mode;
   bool operator==(const PlanKey&) const = default;
 };
 
@@ -45,7 +46,7 @@ struct PlanKeyHash {
     mix(uint64_t(p.ldx)); mix(uint64_t(p.ldw)); mix(uint64_t(p.ldy));
     mix(uint64_t(p.in_dtype) | uint64_t(p.out_dtype) << 8 | uint64_t(p.bias_dtype) << 16 | uint64_t(p.has_bias) << 24);
     mix(uint64_t(p.align_x) | uint64_t(p.align_w) << 8 | uint64_t(p.align_y) << 16 | uint64_t(p.align_bias) << 24);
-    mix(uint64_t(k.sms));
+    mix(uint64_t(k.sms) | uint64_t(k.mode) << 32);
     return size_t(h ^ std::hash<std::string>()(k.arch));
   }
 };
@@ -141,6 +142,18 @@ std::string describe(const Problem& p) {
   return s;
 }
 
+// Whether work queued on `stream` now is recorded into a graph. An error (the legacy stream while another stream of
+// the device captures in global mode) counts as a capture: the graph tables are the default, and such a launch
+// would fail anyway.
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &st) != cudaSuccess) {
+    cudaGetLastError();  // ours, not the caller's: the failed query just replaced any earlier one
+    return true;
+  }
+  return st != cudaStreamCaptureStatusNone;
+}
+
 std::vector<std::string> split_paths(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -180,6 +193,7 @@ struct Dispatcher::Impl {
   Status table_status;  // a failed table load is reported by every mm, never silently ignored
   std::atomic<bool> tables_failed{false};  // table_status is not ok; read without the lock by every mm
   TunedTable table;
+  TunedTable eager_table;  // from the "_eager.csv" files: rows timed with plain launches
   std::vector<std::string> table_files;
   LoadStats table_stats;
 
@@ -328,7 +342,7 @@ Dispatcher& Dispatcher::global() {
 }
 
 Status Dispatcher::load_tables(const std::vector<std::string>& paths) {
-  TunedTable table;
+  TunedTable table, eager_table;
   LoadStats stats;
   std::vector<std::string> files;
   const Registry& reg = Registry::get();
@@ -339,12 +353,13 @@ Status Dispatcher::load_tables(const std::vector<std::string>& paths) {
   Status s;
   if (!paths.empty()) {
     for (const std::string& p : paths) {
-      if (!(s = table.load(p, known, &stats)).ok()) break;
+      if (!(s = (is_eager_table(p) ? eager_table : table).load(p, known, &stats)).ok()) break;
       files.push_back(p);
     }
   } else if (impl_->opts.load_default_tables) {
     for (const EmbeddedTable& t : embedded_tables()) {
-      if (!(s = table.load_text(t.text, std::string("<embedded>/") + t.name, known, &stats)).ok()) break;
+      TunedTable& into = is_eager_table(t.name) ? eager_table : table;
+      if (!(s = into.load_text(t.text, std::string("<embedded>/") + t.name, known, &stats)).ok()) break;
       files.push_back(std::string("<embedded>/") + t.name);
     }
   }
@@ -352,6 +367,7 @@ Status Dispatcher::load_tables(const std::vector<std::string>& paths) {
   {
     std::unique_lock<std::shared_mutex> lock(impl_->plans_mu);
     impl_->table = std::move(table);
+    impl_->eager_table = std::move(eager_table);
     impl_->table_stats = stats;
     impl_->table_files = files;
     impl_->table_status = Status::Ok();
@@ -369,6 +385,7 @@ std::string Dispatcher::tables_summary() const {
   if (impl_->table_files.empty()) s += "(none)";
   for (size_t i = 0; i < impl_->table_files.size(); ++i) s += (i ? ", " : "") + impl_->table_files[i];
   s += "; " + std::to_string(impl_->table.size()) + " rows";
+  if (impl_->eager_table.size()) s += " (+" + std::to_string(impl_->eager_table.size()) + " for eager launches)";
   if (impl_->table_stats.other_arch) s += ", " + std::to_string(impl_->table_stats.other_arch) + " rows for other archs skipped";
   if (!impl_->table_stats.notes.empty()) s += ", " + std::to_string(impl_->table_stats.notes.size()) + " duplicate keys merged";
   return s;
@@ -384,11 +401,13 @@ size_t Dispatcher::plan_cache_size() const {
   return impl_->plans.size();
 }
 
-Plan Dispatcher::make_plan(const Problem& p, const DeviceInfo& dev, const std::string& forced) const {
+Plan Dispatcher::make_plan(const Problem& p, const DeviceInfo& dev, const std::string& forced, LaunchMode mode) const {
   Plan plan;
   plan.problem = p;
+  plan.mode = mode;
   plan.chain.push_back("problem: " + describe(p));
-  plan.chain.push_back("device: " + dev.arch + ", " + std::to_string(dev.sm_count) + " SMs");
+  plan.chain.push_back("device: " + dev.arch + ", " + std::to_string(dev.sm_count) + " SMs" +
+                       (mode == LaunchMode::eager ? "; eager launches (no graph capture)" : ""));
   const Registry& reg = Registry::get();
   struct Cand {
     const Kernel* k;
@@ -411,24 +430,38 @@ Plan Dispatcher::make_plan(const Problem& p, const DeviceInfo& dev, const std::s
   }
   {
     Shape s{p.m, p.n, p.k, p.has_bias, p.in_dtype, p.out_dtype, false, false};
-    std::string how;
     std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
-    const TableRow* row = impl_->table.lookup(dev.arch, dev.sm_count, s, &how);
-    if (row) {
+    // A table row's kernel becomes the next candidate (`what`: "table" or "eager table").
+    auto take_row = [&](const TableRow* row, const std::string& how, const std::string& what) {
       char us[32];
       std::snprintf(us, sizeof us, "%.2f", row->us);
-      plan.chain.push_back("table: " + how + " -> " + row->file + ":" + std::to_string(row->line) + " (tuned at M=" +
-                           std::to_string(row->shape.m) + ", " + us + " us): " + row->kernel_name);
-      if (const Kernel* k = reg.find(row->kernel_name)) {
-        if (k->tuned_shape_only() && row->shape.m < s.m)
-          plan.chain.push_back("  " + k->name() + " was only checked at the tuned M=" + std::to_string(row->shape.m) +
-                               "; a configured vendor algorithm is not run at a larger M (" + std::to_string(s.m) +
-                               ") -> heuristic candidates");
-        else
-          add(k, "table " + row->file + ":" + std::to_string(row->line));
-      }
-    } else {
-      plan.chain.push_back("table: " + how + " (" + std::to_string(impl_->table.size()) + " rows for " + dev.arch + ")");
+      const std::string at = row->file + ":" + std::to_string(row->line);
+      plan.chain.push_back(what + ": " + how + " -> " + at + " (tuned at M=" + std::to_string(row->shape.m) + ", " + us +
+                           " us): " + row->kernel_name);
+      const Kernel* k = reg.find(row->kernel_name);
+      if (!k) return;
+      if (k->tuned_shape_only() && row->shape.m < s.m)
+        plan.chain.push_back("  " + k->name() + " was only checked at the tuned M=" + std::to_string(row->shape.m) +
+                             "; a configured vendor algorithm is not run at a larger M (" + std::to_string(s.m) +
+                             ") -> " + (what == "table" ? "heuristic candidates" : "the graph table"));
+      else
+        add(k, what + " " + at);
+    };
+    std::string ehow;
+    const TableRow* erow =
+        impl_->eager_table.size() ? impl_->eager_table.lookup(dev.arch, dev.sm_count, s, &ehow) : nullptr;
+    if (mode == LaunchMode::eager) {
+      if (erow) take_row(erow, ehow, "eager table");
+      else if (impl_->eager_table.size()) plan.chain.push_back("eager table: " + ehow);
+    }
+    std::string how;
+    const TableRow* row = impl_->table.lookup(dev.arch, dev.sm_count, s, &how);
+    if (row) take_row(row, how, "table");
+    else plan.chain.push_back("table: " + how + " (" + std::to_string(impl_->table.size()) + " rows for " + dev.arch + ")");
+    if (mode == LaunchMode::graph && erow && (!row || row->kernel_name != erow->kernel_name)) {
+      plan.eager_differs = true;
+      plan.chain.push_back("eager launches: " + erow->file + ":" + std::to_string(erow->line) + " names " +
+                           erow->kernel_name + " (tgemm explain --eager); this plan serves graph capture");
     }
   }
   std::vector<const Kernel*> defaults = reg.defaults(p);
@@ -492,14 +525,14 @@ Plan Dispatcher::make_plan(const Problem& p, const DeviceInfo& dev, const std::s
   return plan;
 }
 
-const Plan& Dispatcher::plan(const Problem& p, const DeviceInfo& dev) {
-  PlanKey key{p, dev.arch, dev.sm_count};
+const Plan& Dispatcher::plan(const Problem& p, const DeviceInfo& dev, LaunchMode mode) {
+  PlanKey key{p, dev.arch, dev.sm_count, mode};
   {
     std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
     auto it = impl_->plans.find(key);
     if (it != impl_->plans.end()) return *it->second;
   }
-  auto fresh = std::make_unique<Plan>(make_plan(p, dev));
+  auto fresh = std::make_unique<Plan>(make_plan(p, dev, "", mode));
   const Plan* result;
   bool inserted;
   {
@@ -511,7 +544,8 @@ const Plan& Dispatcher::plan(const Problem& p, const DeviceInfo& dev) {
   if (inserted) {
     impl_->log_shape(p);
     if (impl_->opts.log_plans) {
-      std::fprintf(stderr, "[tgemm] new plan for %s\n%s", describe(p).c_str(), result->to_string().c_str());
+      std::fprintf(stderr, "[tgemm] new %splan for %s\n%s", mode == LaunchMode::eager ? "eager " : "", describe(p).c_str(),
+                   result->to_string().c_str());
     }
   }
   return *result;
@@ -529,10 +563,18 @@ Status Dispatcher::resolve(const MatrixView& x, const MatrixView& w, const Vecto
   out->args.x = x.data, out->args.w = w.data, out->args.bias = bias ? bias->data : nullptr, out->args.y = y.data;
   if (p.m == 0 || p.n == 0 || p.k == 0) return Status::Ok();
   if (cudaError_t e = cudaGetDevice(&out->device); e != cudaSuccess) return cuda_status(e, "cudaGetDevice");
-  const Plan& pl = plan(p, impl_->device(out->device));
-  if (!pl.status.ok()) return pl.status;
-  out->plan = &pl;
-  return impl_->workspace(out->device, stream, pl.workspace_bytes, &out->workspace, &out->args.counters);
+  const DeviceInfo& dev = impl_->device(out->device);
+  const Plan* pl = &plan(p, dev);
+  size_t ws_bytes = pl->workspace_bytes;
+  // The capture query costs a runtime call, so only shapes whose eager row differs pay it. The eager launch sizes the
+  // workspace for both plans: a capture after eager warm-up must not need it to grow.
+  if (pl->eager_differs && !capturing(stream)) {
+    pl = &plan(p, dev, LaunchMode::eager);
+    ws_bytes = std::max(ws_bytes, pl->workspace_bytes);
+  }
+  if (!pl->status.ok()) return pl->status;
+  out->plan = pl;
+  return impl_->workspace(out->device, stream, ws_bytes, &out->workspace, &out->args.counters);
 }
 
 Status Dispatcher::mm(const MatrixView& x, const MatrixView& w, const VectorView* bias, const MatrixView& y,

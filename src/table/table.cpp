@@ -355,4 +355,10 @@ Status read_shapes(const std::string& path, std::vector<Shape>* out) {
   return parse_shapes(text, path, out);
 }
 
+bool is_eager_table(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  static const std::string kSuffix = "_eager.csv";
+  return name.size() >= kSuffix.size() && name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+}
+
 }  // namespace tgemm

@@ -86,4 +86,8 @@ const char* shapes_header();
 
 bool read_file(const std::string& path, std::string* text);
 
+// Tables timed with plain launches, for launches outside a CUDA-graph capture (LaunchMode::eager), are told apart by
+// their file name: it ends in "_eager.csv" (configs/sm90_132_bf16_eager.csv).
+bool is_eager_table(const std::string& path);
+
 }  // namespace tgemm

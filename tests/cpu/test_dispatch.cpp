@@ -177,6 +177,58 @@ TEST(Plan, ConfiguredVendorAlgorithmIsNotTakenFromARowTunedAtSmallerM) {
   std::filesystem::remove(path);
 }
 
+// A table whose name ends in "_eager.csv" holds rows timed with plain launches: the dispatcher takes them for launches
+// outside a CUDA-graph capture and the ordinary table's under capture, planning each mode apart (its own cache entry),
+// and a graph plan says when the eager one differs, so mm asks the stream only then.
+TEST(Plan, EagerTableServesLaunchesOutsideACapture) {
+  const std::string graph_k = "skinny_bf16_m16_ws_sk8_i64", eager_k = "cublaslt";
+  ASSERT_NE(Registry::get().find(graph_k), nullptr);
+  auto row = [](int64_t m, const std::string& lib, const std::string& k) {
+    return "sm90,132," + std::to_string(m) + ",4096,4096,False,torch.bfloat16,torch.bfloat16,False,False," + lib + ",0,1,10.0," + k +
+           ",0,3,3000\n";
+  };
+  const std::string graph = testing::temp_path("decode_table.csv"), eager = testing::temp_path("decode_table_eager.csv");
+  std::ofstream(graph) << TunedTable::header() << "\n" << row(8, "skinny", graph_k) << row(4, "skinny", graph_k);
+  // M = 8: another kernel for eager launches; M = 4: the same one (nothing to plan apart).
+  std::ofstream(eager) << TunedTable::header() << "\n" << row(8, "cublaslt", eager_k) << row(4, "skinny", graph_k);
+  EXPECT_TRUE(is_eager_table(eager));
+  EXPECT_FALSE(is_eager_table(graph));
+  EXPECT_FALSE(is_eager_table("eager.csv"));
+  EXPECT_FALSE(is_eager_table("t_eager.csv.bak"));
+  auto d = make_dispatcher();
+  ASSERT_TRUE(d->load_tables({graph, eager}).ok());
+  EXPECT_NE(d->tables_summary().find("2 rows (+2 for eager launches)"), std::string::npos) << d->tables_summary();
+  Problem p;
+  p.m = 8, p.n = 4096, p.k = 4096, p.ldx = 4096, p.ldw = 4096, p.ldy = 4096;
+  const Plan& g = d->plan(p, DeviceInfo{});
+  ASSERT_TRUE(g.status.ok()) << g.status.to_string();
+  EXPECT_EQ(g.kernel->name(), graph_k) << joined(g);
+  EXPECT_EQ(g.mode, LaunchMode::graph);
+  EXPECT_TRUE(g.eager_differs);
+  EXPECT_NE(joined(g).find("eager launches: " + eager + ":2 names cublaslt"), std::string::npos) << joined(g);
+  const Plan& e = d->plan(p, DeviceInfo{}, LaunchMode::eager);
+  ASSERT_TRUE(e.status.ok()) << e.status.to_string();
+  EXPECT_EQ(e.kernel->name(), eager_k) << joined(e);
+  EXPECT_EQ(e.mode, LaunchMode::eager);
+  EXPECT_NE(joined(e).find("eager table: exact M=8 hit -> " + eager + ":2"), std::string::npos) << joined(e);
+  // The graph table's row stays the next candidate of an eager plan.
+  EXPECT_NE(joined(e).find("table: exact M=8 hit -> " + graph + ":2"), std::string::npos) << joined(e);
+  EXPECT_EQ(d->plan_cache_size(), 2u);
+  EXPECT_EQ(&d->plan(p, DeviceInfo{}), &g);
+  p.m = 4;
+  EXPECT_FALSE(d->plan(p, DeviceInfo{}).eager_differs) << joined(d->plan(p, DeviceInfo{}));
+  // Padded M reaches eager rows as it reaches graph ones (M = 3 -> 16: no row in either here).
+  p.m = 3;
+  EXPECT_FALSE(d->plan(p, DeviceInfo{}).eager_differs);
+  // Without an eager table nothing changes and no plan asks for the stream's mode.
+  ASSERT_TRUE(d->load_tables({graph}).ok());
+  p.m = 8;
+  EXPECT_FALSE(d->plan(p, DeviceInfo{}).eager_differs);
+  EXPECT_EQ(d->make_plan(p, DeviceInfo{}, "", LaunchMode::eager).kernel->name(), graph_k);
+  std::filesystem::remove(graph);
+  std::filesystem::remove(eager);
+}
+
 TEST(Plan, ForcedUnknownKernelIsAnError) {
   auto d = make_dispatcher();
   Plan p = d->make_plan(seed(16), DeviceInfo{}, "sm90_nonexistent");

@@ -1,8 +1,13 @@
 // The dispatcher on the GPU: K = 0, empty problems, M·N >= 2^31 with guard bytes, bad input leaves Y alone,
 // CUDA-graph capture, what cuBLASLt does at M·N >= 2^31 and with a 4 GiB+ X.
+#include <filesystem>
+#include <fstream>
+
 #include "backends/reference/reference.h"
+#include "common/temp_path.h"
 #include "gpu_util.h"
 #include "registry/registry.h"
+#include "table/table.h"
 
 namespace tgemm::testing {
 namespace {
@@ -147,6 +152,65 @@ TEST(DispatchGpu, SplitKernelsInGraphsBeforeAndAfterWarmUp) {
     ++ran;
   }
   EXPECT_GT(ran, 0) << "no split kernel registered in this build";
+}
+
+// An eager table's row (a "_eager.csv" file) serves launches outside a CUDA-graph capture and the graph table's row
+// launches inside one: mm asks the stream (Plan::eager_differs). Both results checked, eager after graph as well.
+TEST(DispatchGpu, EagerTableRowOutsideACaptureGraphRowInside) {
+  const Case c{8, 1032, 4104, DType::bf16, DType::bf16, 1};
+  const std::string graph_k = "skinny_bf16_m16_ws_skauto_i64", eager_k = "cublaslt";
+  ASSERT_NE(find_kernel(graph_k), nullptr);
+  auto row = [&](const std::string& lib, const std::string& k) {
+    return std::string(TunedTable::header()) + "\nsm90,132,8,1032,4104,True,torch.bfloat16,torch.bfloat16,False,False," + lib +
+           ",0,1,10.0," + k + ",0,1,1000\n";
+  };
+  const DeviceInfo dev = DeviceInfo::current();
+  if (dev.arch != "sm90" || dev.sm_count != 132) GTEST_SKIP() << "the rows below are keyed on sm90 with 132 SMs";
+  const std::string graph = temp_path("gpu_decode.csv"), eager = temp_path("gpu_decode_eager.csv");
+  std::ofstream(graph) << row("skinny", graph_k);
+  std::ofstream(eager) << row("cublaslt", eager_k);
+  std::unique_ptr<Dispatcher> d;
+  TGEMM_OK(untabled_dispatcher(&d));
+  TGEMM_OK(d->load_tables({graph, eager}));
+  Guarded g;
+  TGEMM_OK(make_guarded(c, 90, &g));
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  auto check = [&](const char* what) {
+    CUDA_OK(cudaStreamSynchronize(s));
+    expect_matches_fp64(g, what);
+    expect_guards_intact(g, what);
+    TGEMM_OK(bench::poison(g.yv, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+  };
+  Dispatcher::Resolved r;
+  TGEMM_OK(d->resolve(g.xv, g.wv, g.bias(), g.yv, s, &r));
+  ASSERT_NE(r.plan, nullptr);
+  EXPECT_EQ(r.plan->kernel->name(), eager_k) << r.plan->to_string();
+  EXPECT_EQ(r.plan->mode, LaunchMode::eager);
+  TGEMM_OK(bench::poison(g.yv, s));
+  TGEMM_OK(d->mm(g.xv, g.wv, g.bias(), g.yv, s));
+  check("eager launch (eager table row)");
+  cudaGraph_t graph_h = nullptr;
+  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  Status st = d->resolve(g.xv, g.wv, g.bias(), g.yv, s, &r);
+  const std::string captured = st.ok() && r.plan ? r.plan->kernel->name() : "";
+  if (st.ok()) st = d->mm(g.xv, g.wv, g.bias(), g.yv, s);
+  const cudaError_t end = cudaStreamEndCapture(s, &graph_h);  // always: a failed call must not leave s capturing
+  TGEMM_OK(st);
+  CUDA_OK(end);
+  EXPECT_EQ(captured, graph_k);
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph_h, 0));
+  for (int i = 0; i < 2; ++i) CUDA_OK(cudaGraphLaunch(exec, s));
+  check("graph replay (graph table row)");
+  TGEMM_OK(d->mm(g.xv, g.wv, g.bias(), g.yv, s));
+  check("eager launch after the capture");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph_h);
+  cudaStreamDestroy(s);
+  std::filesystem::remove(graph);
+  std::filesystem::remove(eager);
 }
 
 // The seed's shape above 2^31 outputs through the dispatcher: sampled rows right, no byte outside Y.
