@@ -195,8 +195,9 @@ for step in $STEPS; do
             fi
           fi ;;
     # The eager table (issue 4's plain launches): EAGER_SHAPES (default shapes/decode.csv) tuned with plain launches
-    # (skinny and cuBLASLt), the rows whose pick differs from the graph table's benched GAIN_RUNS times (default 3) in
-    # plain launches with and without them, and kept where the median reads faster (scripts/dev/eager_rows.py), into
+    # (skinny and cuBLASLt), the rows whose pick differs from the graph table's benched EAGER_RUNS times (default 5: plain
+    # reads of one kernel on the 8192 x 1024 layers spread by +-5% between calls, runs 421-422) in plain launches with
+    # and without them, and kept where the median reads faster (scripts/dev/eager_rows.py), into
     # $OUT/sm90_132_bf16_eager.csv (KEEP it to ship; "decode" and "tabled" after it bench with it).
     eager) G="$OUT/sm90_132_bf16.csv"; [ -f "$G" ] || G="$PWD/configs/sm90_132_bf16.csv"
           timeout -s TERM ${TUNE_TIMEOUT:-400} ./build-dev/tgemm tune -i "${EAGER_SHAPES:-shapes/decode.csv}" -o "$OUT/tuned_eager.csv" \
@@ -207,7 +208,7 @@ for step in $STEPS; do
           echo "eager: $(( $(wc -l < "$OUT/eager_shapes.csv") - 1 )) rows differ from the graph table's picks"
           OLDR=""; NEWR=""
           if [ "$(wc -l < "$OUT/eager_shapes.csv")" -gt 1 ]; then
-            for r in $(seq 1 ${GAIN_RUNS:-3}); do
+            for r in $(seq 1 ${EAGER_RUNS:-5}); do
               for side in old new; do
                 T="$G"; [ $side = new ] && T="$G:$OUT/cand_eager.csv"
                 TGEMM_CONFIG="$T" ./build-dev/tgemm bench -i "$OUT/eager_shapes.csv" --no-ceilings --timing plain \
