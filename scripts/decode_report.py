@@ -152,10 +152,17 @@ def main():
         p("- >= 1.0x cuBLASLt: %d of %d shapes%s" % (len(rows) - len(miss_x), len(rows),
           ("; below: " + ", ".join(miss_x)) if miss_x else ""))
         if same:
-            p("- %d shapes run cuBLASLt's default itself (the tuner kept it); their x cuBLASLt, %.3f-%.3f, is the noise "
+            p("- %d shapes run cuBLASLt's default itself (their table row keeps it); their x cuBLASLt, %.3f-%.3f, is the noise "
               "of timing one kernel twice in one run" % (len(same), min(same), max(same)))
         p("- cuBLASLt below %.0f%% of copy: %s" % (100 * CUBLASLT_LOW, "; ".join(low_lt) if low_lt else "none"))
         verdict.append((mode, not miss_bw, not miss_x))
+    if len(benches) > 1:
+        # Plain launches take the eager table's row where it has one (configs/*_eager.csv), graph replays the other's.
+        (m0, r0), (m1, r1) = benches[0], benches[1]
+        moved = ["%dx%dx%d" % k[:3] for k in sorted(r0, key=lambda k: (k[1], k[2], k[0]))
+                 if k in r1 and r0[k][0]["kernel"] != r1[k][0]["kernel"]]
+        p("\n%d of %d shapes run another kernel under %s than under %s (the eager table's rows): %s\n"
+          % (len(moved), len(r0), m1, m0, ", ".join(moved) if moved else "none"))
     if a.stream_probe:
         probe = read_probe(a.stream_probe)
         mode, rows = benches[0]

@@ -447,15 +447,25 @@ Plan Dispatcher::make_plan(const Problem& p, const DeviceInfo& dev, const std::s
       else
         add(k, what + " " + at);
     };
-    std::string ehow;
-    const TableRow* erow =
-        impl_->eager_table.size() ? impl_->eager_table.lookup(dev.arch, dev.sm_count, s, &ehow) : nullptr;
+    std::string how, ehow;
+    int closeness = 3, eager_closeness = 3;
+    const TableRow* row = impl_->table.lookup(dev.arch, dev.sm_count, s, &how, &closeness);
+    const TableRow* erow = impl_->eager_table.size()
+                               ? impl_->eager_table.lookup(dev.arch, dev.sm_count, s, &ehow, &eager_closeness)
+                               : nullptr;
+    // An eager row comes first only where it is as close to the problem as the graph table's: a row tuned at this M
+    // with plain launches says nothing about another M that the graph table has measured (run 423: padded eager rows
+    // at M = 16 took over 1 x 28672 x 4096 and 1 x 3584 x 3584 from their exact graph rows).
+    if (erow && eager_closeness > closeness) {
+      if (mode == LaunchMode::eager)
+        plan.chain.push_back("eager table: " + ehow + " (M=" + std::to_string(erow->shape.m) +
+                             "); the table's row is closer to this M and serves eager launches too");
+      erow = nullptr;
+    }
     if (mode == LaunchMode::eager) {
       if (erow) take_row(erow, ehow, "eager table");
-      else if (impl_->eager_table.size()) plan.chain.push_back("eager table: " + ehow);
+      else if (impl_->eager_table.size() && eager_closeness == 3) plan.chain.push_back("eager table: " + ehow);
     }
-    std::string how;
-    const TableRow* row = impl_->table.lookup(dev.arch, dev.sm_count, s, &how);
     if (row) take_row(row, how, "table");
     else plan.chain.push_back("table: " + how + " (" + std::to_string(impl_->table.size()) + " rows for " + dev.arch + ")");
     if (mode == LaunchMode::graph && erow && (!row || row->kernel_name != erow->kernel_name)) {

@@ -300,8 +300,9 @@ const TableRow* TunedTable::find(const std::string& gfx, int cu_num, const Shape
   return it == rows_.end() ? nullptr : &it->second;
 }
 
-const TableRow* TunedTable::lookup(const std::string& gfx, int cu_num, const Shape& s, std::string* how) const {
+const TableRow* TunedTable::lookup(const std::string& gfx, int cu_num, const Shape& s, std::string* how, int* closeness) const {
   std::string h;
+  int c = 0;
   const TableRow* r = find(gfx, cu_num, s);
   if (r) {
     h = "exact M=" + std::to_string(s.m) + " hit";
@@ -311,10 +312,12 @@ const TableRow* TunedTable::lookup(const std::string& gfx, int cu_num, const Sha
       Shape q = s;
       q.m = padded_m(s.m, s.n, level);
       r = find(gfx, cu_num, q);
+      c = level + 1;
       h += "; padded M level " + std::to_string(level) + " = " + std::to_string(q.m) + (r ? " hit" : " miss");
     }
   }
   if (how) *how = h;
+  if (closeness) *closeness = r ? c : 3;
   return r;
 }
 

@@ -64,8 +64,9 @@ class TunedTable {
   void put(const TableRow& row);
   Status save(const std::string& path) const;
 
-  // Exact M, then padded M level 0, then level 1. `how` says which (or why none).
-  const TableRow* lookup(const std::string& gfx, int cu_num, const Shape& s, std::string* how) const;
+  // Exact M, then padded M level 0, then level 1. `how` says which (or why none); `closeness`, if given, gets 0 for an
+  // exact hit, 1 and 2 for the padded levels, 3 for none (the dispatcher ranks two tables' hits by it).
+  const TableRow* lookup(const std::string& gfx, int cu_num, const Shape& s, std::string* how, int* closeness = nullptr) const;
   const TableRow* find(const std::string& gfx, int cu_num, const Shape& s) const;
   size_t size() const { return rows_.size(); }
   std::vector<TableRow> rows() const;

@@ -188,16 +188,19 @@ TEST(Plan, EagerTableServesLaunchesOutsideACapture) {
            ",0,3,3000\n";
   };
   const std::string graph = testing::temp_path("decode_table.csv"), eager = testing::temp_path("decode_table_eager.csv");
-  std::ofstream(graph) << TunedTable::header() << "\n" << row(8, "skinny", graph_k) << row(4, "skinny", graph_k);
-  // M = 8: another kernel for eager launches; M = 4: the same one (nothing to plan apart).
-  std::ofstream(eager) << TunedTable::header() << "\n" << row(8, "cublaslt", eager_k) << row(4, "skinny", graph_k);
+  std::ofstream(graph) << TunedTable::header() << "\n" << row(8, "skinny", graph_k) << row(4, "skinny", graph_k)
+                       << row(1, "skinny", graph_k);
+  // M = 8: another kernel for eager launches; M = 4: the same one (nothing to plan apart); M = 16: eager only, which
+  // padded M reaches from M = 9 (no graph row) but not from M = 1 (the graph table's exact row is closer).
+  std::ofstream(eager) << TunedTable::header() << "\n" << row(8, "cublaslt", eager_k) << row(4, "skinny", graph_k)
+                       << row(16, "cublaslt", eager_k);
   EXPECT_TRUE(is_eager_table(eager));
   EXPECT_FALSE(is_eager_table(graph));
   EXPECT_FALSE(is_eager_table("eager.csv"));
   EXPECT_FALSE(is_eager_table("t_eager.csv.bak"));
   auto d = make_dispatcher();
   ASSERT_TRUE(d->load_tables({graph, eager}).ok());
-  EXPECT_NE(d->tables_summary().find("2 rows (+2 for eager launches)"), std::string::npos) << d->tables_summary();
+  EXPECT_NE(d->tables_summary().find("3 rows (+3 for eager launches)"), std::string::npos) << d->tables_summary();
   Problem p;
   p.m = 8, p.n = 4096, p.k = 4096, p.ldx = 4096, p.ldw = 4096, p.ldy = 4096;
   const Plan& g = d->plan(p, DeviceInfo{});
@@ -217,9 +220,15 @@ TEST(Plan, EagerTableServesLaunchesOutsideACapture) {
   EXPECT_EQ(&d->plan(p, DeviceInfo{}), &g);
   p.m = 4;
   EXPECT_FALSE(d->plan(p, DeviceInfo{}).eager_differs) << joined(d->plan(p, DeviceInfo{}));
-  // Padded M reaches eager rows as it reaches graph ones (M = 3 -> 16: no row in either here).
-  p.m = 3;
-  EXPECT_FALSE(d->plan(p, DeviceInfo{}).eager_differs);
+  // Padded M reaches eager rows as it reaches graph ones, where the graph table has no closer row.
+  p.m = 9;
+  EXPECT_TRUE(d->plan(p, DeviceInfo{}).eager_differs) << joined(d->plan(p, DeviceInfo{}));
+  EXPECT_EQ(d->plan(p, DeviceInfo{}, LaunchMode::eager).kernel->name(), eager_k);
+  p.m = 1;
+  EXPECT_FALSE(d->plan(p, DeviceInfo{}).eager_differs) << joined(d->plan(p, DeviceInfo{}));
+  const Plan& e1 = d->plan(p, DeviceInfo{}, LaunchMode::eager);
+  EXPECT_EQ(e1.kernel->name(), graph_k) << joined(e1);
+  EXPECT_NE(joined(e1).find("the table's row is closer to this M"), std::string::npos) << joined(e1);
   // Without an eager table nothing changes and no plan asks for the stream's mode.
   ASSERT_TRUE(d->load_tables({graph}).ok());
   p.m = 8;
