@@ -163,6 +163,8 @@ for step in $STEPS; do
     # re-check's shared rounds read it 1.033-1.040x.
     # With the changed rows alone, each run also benches them in plain launches (GAIN_PLAIN=0: not): a row that gains in
     # graph replay is dropped where its new pick reads below 1.0x and below the old pick in plain launches (session 48).
+    # Where an "eager" step follows (decode rows: plain launches get their own rows), GAIN_PLAIN=0 judges on graph reads
+    # alone, as run 422 did; the plain check still guards shapes that no eager row covers.
     gain) C=${CANDIDATE:-$OUT/sm90_132_bf16.csv}
           if [ ! -f "$C" ]; then echo "gain: no candidate table ($C): run tune or promote first, or set CANDIDATE"; rc=2; else
             cp "$C" "$OUT/gain_candidate.csv"
