@@ -17,7 +17,7 @@ import re
 import sys
 from collections import defaultdict
 
-from tune_profile import passing_rows
+from tune_profile import passing_rows, read_bench
 
 BW_TARGET = 0.85
 CUBLASLT_LOW = 0.70
@@ -26,18 +26,6 @@ BIG_NK = 16 * 1024 * 1024
 
 def shape_key(r):
     return (int(r["M"]), int(r["N"]), int(r["K"]), r["bias"])
-
-
-def read_bench(path, what):
-    """{shape: (ours_row, cublaslt_row)} from a `tgemm bench --csv` file."""
-    ours, lt = {}, {}
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            if r["what"] == what:
-                ours[shape_key(r)] = r
-            elif r["what"] == "cublaslt":
-                lt[shape_key(r)] = r
-    return {k: (ours[k], lt.get(k)) for k in ours}
 
 
 def copy_from_log(path):
@@ -123,7 +111,7 @@ def main():
     benches = []  # (mode, rows) in --bench order
     for spec in a.bench:
         mode, path = spec.split("=", 1)
-        rows = read_bench(path, a.what)
+        rows = read_bench(path, a.what, shape_key)
         benches.append((mode, rows))
         p("\n## %s\n" % mode)
         p("| M | N | K | kernel | us | TB/s | % copy | x cuBLASLt | cuBLASLt % copy |")

@@ -1,8 +1,16 @@
 #!/usr/bin/env python3
 """Issue 3 report: tgemm's own sm90 kernels against cuBLASLt, from the tuner's every-candidate profile.
 
-    python3 scripts/sm90_report.py --profile tune_profile.csv[.gz] [--models shapes/models.csv] [-o report.md]
-        [--json report.json]
+    python3 scripts/sm90_report.py --profile tune_profile.csv[.gz] [--bench bench_seed.csv --bench bench_models.csv]
+        [--models shapes/models.csv] [-o report.md] [--json report.json]
+
+--bench (repeatable; a later file wins for a shape in two): `tgemm bench --csv` output of the shipped table. Where it
+holds a shape whose pick is an sm90 kernel, targets 1 and 2 take that shape's figures from it: the `tgemm mm` row
+(the table's pick, the configuration the tuner found best) and its x_cublaslt, the median of per-iteration ratios
+against cuBLASLt's default timed interleaved in the same process. That is the direct measurement. The targets are the
+sm90 family's, so a shape whose pick is another backend (a cuBLASLt algorithm) takes its best sm90 row from the
+profile, as do shapes no bench file holds. A bench row counts when it passed the bench's own check (every row of Y
+written, err_ratio <= 0.05, as tools/cmd_bench.cpp judges it).
 
 The profile (`tgemm tune`'s, one row per shape and candidate kernel) holds every candidate's median time. The
 baseline is the row named `cublaslt`: cuBLASLt's default heuristic algorithm, what F.linear runs; the rows
@@ -26,7 +34,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-from tune_profile import open_text, passing_rows
+from tune_profile import open_text, passing_rows, read_bench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -39,6 +47,8 @@ MODELS_MEDIAN_X = 1.0
 MODELS_MIN_X = 0.9
 INDEX_R = 1.01
 LOWEST = 5
+BENCH_WHAT = "tgemm mm"
+BENCH_MAX_ERR_RATIO = 0.05  # tools/cmd_bench.cpp's pass mark
 
 
 def shape_key(r):
@@ -87,8 +97,28 @@ def best_sm90(cands):
     return k, us, pieces
 
 
-def compare(prof, key):
-    """One shape against the baseline: a dict with lt_us, kernel, us, pieces, x; or with `missing` saying why."""
+def read_benches(paths):
+    """{shape: compare()-style dict with source "bench"} from `tgemm bench --csv` files, for the shapes whose pick
+    is an sm90 kernel; later files win."""
+    out = {}
+    for path in paths or ():
+        for k, (r, _) in read_bench(path, BENCH_WHAT, shape_key).items():
+            try:
+                x, us, lt_us = float(r["x_cublaslt"]), float(r["us"]), float(r["cublaslt_us"])
+                passed = int(r["unwritten"]) == 0 and float(r["err_ratio"]) <= BENCH_MAX_ERR_RATIO
+            except (KeyError, ValueError):
+                continue
+            if r["kernel"].startswith("sm90_") and passed and all(v > 0 and math.isfinite(v) for v in (x, us, lt_us)):
+                out[k] = {"lt_us": lt_us, "kernel": r["kernel"], "us": us, "pieces": int(r.get("pieces") or 1),
+                          "x": x, "source": "bench"}
+    return out
+
+
+def compare(prof, key, bench=None):
+    """One shape against the baseline: a dict with lt_us, kernel, us, pieces, x and source ("bench" where a bench
+    file holds the shape, else "profile"); or with `missing` saying why."""
+    if bench and key in bench:
+        return bench[key]
     cands = prof.get(key)
     if cands is None:
         return {"missing": "not in profile"}
@@ -104,17 +134,17 @@ def compare(prof, key):
         return {"missing": "no sm90 kernel in the tuner's final round" if had_final else "no ok sm90 row",
                 "lt_us": lt["us"]}
     kern, us, pieces = best
-    return {"lt_us": lt["us"], "kernel": kern, "us": us, "pieces": pieces, "x": lt["us"] / us}
+    return {"lt_us": lt["us"], "kernel": kern, "us": us, "pieces": pieces, "x": lt["us"] / us, "source": "profile"}
 
 
 def status(ok):
     return "met" if ok else "not met"
 
 
-def seed_section(prof, ms=SEED_MS):
+def seed_section(prof, ms=SEED_MS, bench=None):
     rows = []
     for m in ms:
-        c = compare(prof, (m, SEED_N, SEED_K, SEED_BIAS, SEED_DTYPE, SEED_DTYPE))
+        c = compare(prof, (m, SEED_N, SEED_K, SEED_BIAS, SEED_DTYPE, SEED_DTYPE), bench)
         rows.append(dict(c, M=m))
     measured = [r for r in rows if "x" in r]
     below = [r["M"] for r in measured if r["x"] < SEED_X]
@@ -127,12 +157,12 @@ def seed_section(prof, ms=SEED_MS):
             "min_x": min((r["x"] for r in measured), default=None), "status": st}
 
 
-def models_section(prof, shapes, min_m=MODELS_MIN_M, lowest=LOWEST):
+def models_section(prof, shapes, min_m=MODELS_MIN_M, lowest=LOWEST, bench=None):
     per, missing = [], []
     for k in shapes:
         if k[0] < min_m:
             continue
-        c = compare(prof, k)
+        c = compare(prof, k, bench)
         if "x" in c:
             per.append(dict(c, shape=k))
         else:
@@ -195,30 +225,40 @@ def kernel_str(r):
     return r["kernel"] + (" (%d pieces)" % r["pieces"] if r.get("pieces", 1) > 1 else "")
 
 
-def render(seed, models, index, profile_name, models_name):
+def render(seed, models, index, profile_name, models_name, bench_names=()):
     out = []
     p = out.append
     p("# Issue 3: tgemm's sm90 kernels against cuBLASLt\n")
-    p("From the tuner's profile `%s`. Baseline: the `%s` row (cuBLASLt's default heuristic algorithm, what F.linear "
+    if bench_names:
+        p("Sections 1 and 2, source `bench`: where the shipped table's pick is an sm90 kernel, that pick (`tgemm mm`) "
+          "timed interleaved with cuBLASLt's default in one process by `tgemm bench` (%s); x = the bench's median of "
+          "per-iteration ratios. Shapes whose pick is another backend or which those files lack (source `profile`), "
+          "and section 3, come from the tuner's profile `%s`.\n"
+          % (", ".join("`%s`" % b for b in bench_names), profile_name))
+    else:
+        p("From the tuner's profile `%s`." % profile_name)
+    p("Profile rows: baseline the `%s` row (cuBLASLt's default heuristic algorithm, what F.linear "
       "runs; `cublaslt_h*` rows are not used). Best sm90: the fastest ok row of libtype sm90. "
-      "x = cuBLASLt default us / best sm90 us.\n" % (profile_name, BASELINE))
-    p("What these times are: each shape's rows come from one tune run, but different shapes from different runs (and "
-      "kernel versions) as shapes were re-tuned. Where the tuner ran a final round (the fastest few, cuBLASLt's "
+      "x = cuBLASLt default us / best sm90 us.\n" % BASELINE)
+    p("What profile times are: each shape's rows come from one tune run, but different shapes from different runs (and "
+      "kernel versions) as shapes were re-tuned, and rows the gain step chose after the tune (a 2-way bench of the "
+      "old pick against the new) are not in it. Where the tuner ran a final round (the fastest few, cuBLASLt's "
       "default and, since session 13, each backend's fastest, interleaved with 2x iterations), only its times are "
       "compared: a first-round time can read 5-10% faster than the same kernel's final-round time. So the best sm90 "
       "here is the best that reached the final round, and a shape whose final round had none is listed as missing. "
-      "A bench run that times the configurations beside cuBLASLt (`tgemm bench --kernel A,B`) is the direct "
+      "A bench run that times the configurations beside cuBLASLt (`tgemm bench`, `--bench` here) is the direct "
       "measurement.\n")
 
     p("## 1. Seed shapes (N=%d, K=%d, bias, bf16)\n" % (SEED_N, SEED_K))
     p("Target: x >= %.2f at every M.\n" % SEED_X)
-    p("| M | cuBLASLt us | best sm90 kernel | sm90 us | x cuBLASLt |")
-    p("| --- | --- | --- | --- | --- |")
+    p("| M | cuBLASLt us | best sm90 kernel | sm90 us | x cuBLASLt | source |")
+    p("| --- | --- | --- | --- | --- | --- |")
     for r in seed["rows"]:
         if "x" in r:
-            p("| %d | %.1f | %s | %.1f | %.3f |" % (r["M"], r["lt_us"], kernel_str(r), r["us"], r["x"]))
+            p("| %d | %.1f | %s | %.1f | %.3f | %s |" % (r["M"], r["lt_us"], kernel_str(r), r["us"], r["x"],
+                                                         r["source"]))
         else:
-            p("| %d | %s | %s | - | - |" % (r["M"], "%.1f" % r["lt_us"] if "lt_us" in r else "-", r["missing"]))
+            p("| %d | %s | %s | - | - | - |" % (r["M"], "%.1f" % r["lt_us"] if "lt_us" in r else "-", r["missing"]))
     measured = [r for r in seed["rows"] if "x" in r]
     line = "\n- Measured: %d of %d seed M" % (len(measured), len(seed["rows"]))
     if measured:
@@ -235,17 +275,22 @@ def render(seed, models, index, profile_name, models_name):
         p("- no shape suite given\n")
     else:
         n_miss = len(models["missing"])
-        p("- Shapes measured: %d%s" % (models["count"], "; missing: %d" % n_miss if n_miss else ""))
+        by_src = defaultdict(int)
+        for r in models["rows"]:
+            by_src[r["source"]] += 1
+        p("- Shapes measured: %d%s%s" % (models["count"], " (%s)" % ", ".join("%d from the %s" % (n, src)
+                                                                              for src, n in sorted(by_src.items()))
+                                         if by_src else "", "; missing: %d" % n_miss if n_miss else ""))
         if models["count"]:
             p("- Median x: %.3f" % models["median"])
             p("- Minimum x: %.3f" % models["min"])
             p("- Below %.1f: %d" % (MODELS_MIN_X, models["below"]))
             p("\nThe %d lowest:\n" % len(models["lowest"]))
-            p("| shape (MxNxK) | cuBLASLt us | best sm90 kernel | sm90 us | x cuBLASLt |")
-            p("| --- | --- | --- | --- | --- |")
+            p("| shape (MxNxK) | cuBLASLt us | best sm90 kernel | sm90 us | x cuBLASLt | source |")
+            p("| --- | --- | --- | --- | --- | --- |")
             for r in models["lowest"]:
-                p("| %s | %.1f | %s | %.1f | %.3f |"
-                  % (shape_str(r["shape"]), r["lt_us"], kernel_str(r), r["us"], r["x"]))
+                p("| %s | %.1f | %s | %.1f | %.3f | %s |"
+                  % (shape_str(r["shape"]), r["lt_us"], kernel_str(r), r["us"], r["x"], r["source"]))
         if n_miss:
             p("\nMissing (%d):\n" % n_miss)
             for k, why in models["missing"]:
@@ -302,18 +347,21 @@ def to_json(seed, models, index):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", required=True, help="the tuner's profile CSV (plain or .csv.gz)")
+    ap.add_argument("--bench", action="append", default=[],
+                    help="`tgemm bench --csv` output of the shipped table (repeatable): targets 1 and 2 from it")
     ap.add_argument("--models", default=os.path.join(ROOT, "shapes", "models.csv"),
                     help="shape suite CSV (default: shapes/models.csv); 'none' to skip section 2")
     ap.add_argument("-o", "--out", help="write the markdown report here instead of stdout")
     ap.add_argument("--json", help="also write the numbers of each section as JSON")
     a = ap.parse_args(argv)
     prof = read_profile(a.profile)
-    seed = seed_section(prof)
-    models = None if a.models == "none" else models_section(prof, read_models(a.models))
+    bench = read_benches(a.bench)
+    seed = seed_section(prof, bench=bench)
+    models = None if a.models == "none" else models_section(prof, read_models(a.models), bench=bench)
     index = index_section(prof)
     text = render(seed, models, index, os.path.basename(a.profile),
                   os.path.relpath(a.models, ROOT) if models is not None and os.path.abspath(a.models).startswith(ROOT)
-                  else a.models)
+                  else a.models, [os.path.basename(b) for b in a.bench])
     if a.out:
         with open(a.out, "w") as f:
             f.write(text)

@@ -1,6 +1,6 @@
-"""Reading `tgemm tune` profiles (--profile-file: one row per shape and candidate kernel), shared by the scripts that
-use them (compare_tables, decode_report, profile_merge, sm90_report). Each script keys and aggregates the rows its
-own way; what a row means is decided here once:
+"""Reading `tgemm tune` profiles (--profile-file: one row per shape and candidate kernel) and `tgemm bench --csv`
+files, shared by the scripts that use them (compare_tables, decode_report, profile_merge, sm90_report). Each script
+keys and aggregates the rows its own way; what a row means is decided here once:
   - a profile may be plain or gzip-compressed (told apart by the gzip magic, not the name);
   - a candidate counts when ok = 1 and its time is a finite positive number (a failed, hung or truncated row does
     not);
@@ -41,3 +41,18 @@ def passing_rows(path):
                 continue
             if us > 0 and math.isfinite(us):
                 yield r, us
+
+
+def read_bench(path, what, key):
+    """{key(row): (row of `what`, cuBLASLt's row or None)} from a `tgemm bench --csv` file. A bench row of `what`
+    (e.g. "tgemm mm") carries its own x_cublaslt: the median of per-iteration ratios against cuBLASLt's default,
+    timed interleaved in the same process, which is the figure the targets are judged on."""
+    ours, lt = {}, {}
+    with open_text(path) as f:
+        for r in csv.DictReader(f):
+            r = {k: v.strip() for k, v in r.items() if k is not None and v is not None}
+            if r.get("what") == what:
+                ours[key(r)] = r
+            elif r.get("what") == "cublaslt":
+                lt[key(r)] = r
+    return {k: (ours[k], lt.get(k)) for k in ours}

@@ -195,8 +195,9 @@ def seed_rows(m, lt_us, sm90_us):
     return rows
 
 
-def run_sm90(tmp_path, rows, models=None, gz=False):
-    """Run the script on a profile of `rows` (and a models file of `models` shape rows); (report text, json)."""
+def run_sm90(tmp_path, rows, models=None, gz=False, benches=()):
+    """Run the script on a profile of `rows` (and a models file of `models` shape rows, and `tgemm bench` CSVs of
+    the row lists in `benches`, in order); (report text, json)."""
     prof = tmp_path / ("prof.csv.gz" if gz else "prof.csv")
     if gz:
         with gzip.open(prof, "wt", newline="") as f:
@@ -207,9 +208,14 @@ def run_sm90(tmp_path, rows, models=None, gz=False):
         write_csv(prof, PROFILE_COLS, rows)
     mfile = tmp_path / "models.csv"
     write_csv(mfile, MODELS_COLS, models or [])
+    bench_args = []
+    for i, b in enumerate(benches):
+        bf = tmp_path / ("bench%d.csv" % i)
+        write_csv(bf, BENCH_COLS, b)
+        bench_args += ["--bench", str(bf)]
     out, js = tmp_path / "sm90.md", tmp_path / "sm90.json"
     r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "sm90_report.py"), "--profile", str(prof),
-                        "--models", str(mfile), "-o", str(out), "--json", str(js)],
+                        "--models", str(mfile), "-o", str(out), "--json", str(js)] + bench_args,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     return out.read_text(), json.loads(js.read_text())
@@ -255,6 +261,40 @@ def test_sm90_seed_missing_m_is_not_measured(tmp_path):
     assert seed["rows"][0]["missing"] == "no cublaslt row"
     assert "| 768000 | - | not in profile | - | - |" in text
     assert "**Target x >= 1.10 at every M: not measured**" in text
+
+
+def seed_bench_rows(m, lt_us, us, kernel="sm90_bf16_128x192x64_s4_c1x1_etma_pp_i64", x=None, **over):
+    """A seed shape's `tgemm bench` rows; the mm row's x_cublaslt is the bench's own (a median of ratios), `x`."""
+    rows = bench_rows(m, 6144, 1280, us, lt_us, kernel)
+    for r in rows:
+        r.update(bias="True")
+    rows[1].update(over)
+    if x is not None:
+        rows[1]["x_cublaslt"] = x
+    return rows
+
+
+def test_sm90_bench_files_take_the_targets_over_the_profile(tmp_path):
+    # The profile reads 1.20x everywhere; the benches say otherwise where they hold a shape with an sm90 pick.
+    rows = [r for m in SEED_MS for r in seed_rows(m, 120.0, 100.0)]
+    first = seed_bench_rows(8192, 193.0, 180.0, x=1.05) + seed_bench_rows(65536, 1600.0, 1450.0, x=1.12)
+    # A later file wins for 8192; its x is the bench's median of ratios, not 193 / 176.
+    second = seed_bench_rows(8192, 193.0, 176.0, x=1.08)
+    # 340000: the pick is a cuBLASLt algorithm, so the sm90 family's figure stays the profile's.
+    second += seed_bench_rows(340000, 8600.0, 8500.0, kernel="cublaslt_h3", x=1.01)
+    # 360000: a bench row that failed its check (unwritten rows) does not count.
+    second += seed_bench_rows(360000, 9100.0, 7000.0, x=1.3, unwritten=5)
+    text, j = run_sm90(tmp_path, rows, benches=[first, second])
+    by_m = {r["M"]: r for r in j["seed"]["rows"]}
+    assert by_m[8192]["source"] == "bench" and by_m[8192]["x"] == pytest.approx(1.08)
+    assert by_m[8192]["us"] == pytest.approx(176.0) and by_m[8192]["lt_us"] == pytest.approx(193.0)
+    assert by_m[65536]["source"] == "bench" and by_m[65536]["x"] == pytest.approx(1.12)
+    for m in (340000, 360000, 768000):
+        assert by_m[m]["source"] == "profile" and by_m[m]["x"] == pytest.approx(1.2)
+    assert j["seed"]["status"] == "not met" and j["seed"]["below"] == [8192]
+    assert "| 8192 | 193.0 | sm90_bf16_128x192x64_s4_c1x1_etma_pp_i64 | 176.0 | 1.080 | bench |" in text
+    assert "| 340000 | 120.0 | sm90_bf16_128x128x64_s5_c1x1_pp_i32 | 100.0 | 1.200 | profile |" in text
+    assert "`bench0.csv`, `bench1.csv`" in text
 
 
 def test_sm90_compares_within_the_final_round(tmp_path):
