@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 3 report: tgemm's own sm90 kernels against cuBLASLt, from the tuner's every-candidate profile.
+"""Issue 3 report: tgemm's own sm90 kernels against cuBLASLt, from the 2-way bench of the shipped table (--bench) and
+the tuner's every-candidate profile.
 
     python3 scripts/sm90_report.py --profile tune_profile.csv[.gz] [--bench bench_seed.csv --bench bench_models.csv]
         [--models shapes/models.csv] [-o report.md] [--json report.json]
@@ -107,10 +108,13 @@ def read_benches(paths):
                 x, us, lt_us = float(r["x_cublaslt"]), float(r["us"]), float(r["cublaslt_us"])
                 passed = int(r["unwritten"]) == 0 and float(r["err_ratio"]) <= BENCH_MAX_ERR_RATIO
             except (KeyError, ValueError):
-                continue
-            if r["kernel"].startswith("sm90_") and passed and all(v > 0 and math.isfinite(v) for v in (x, us, lt_us)):
+                x = us = lt_us = float("nan")
+                passed = False
+            if r.get("kernel", "").startswith("sm90_") and passed and all(v > 0 and math.isfinite(v) for v in (x, us, lt_us)):
                 out[k] = {"lt_us": lt_us, "kernel": r["kernel"], "us": us, "pieces": int(r.get("pieces") or 1),
                           "x": x, "source": "bench"}
+            else:
+                out.pop(k, None)  # the later file's row stands, even where it does not count
     return out
 
 

@@ -278,11 +278,13 @@ def test_sm90_bench_files_take_the_targets_over_the_profile(tmp_path):
     # The profile reads 1.20x everywhere; the benches say otherwise where they hold a shape with an sm90 pick.
     rows = [r for m in SEED_MS for r in seed_rows(m, 120.0, 100.0)]
     first = seed_bench_rows(8192, 193.0, 180.0, x=1.05) + seed_bench_rows(65536, 1600.0, 1450.0, x=1.12)
+    first += seed_bench_rows(360000, 9100.0, 8000.0, x=1.13)
     # A later file wins for 8192; its x is the bench's median of ratios, not 193 / 176.
     second = seed_bench_rows(8192, 193.0, 176.0, x=1.08)
     # 340000: the pick is a cuBLASLt algorithm, so the sm90 family's figure stays the profile's.
     second += seed_bench_rows(340000, 8600.0, 8500.0, kernel="cublaslt_h3", x=1.01)
-    # 360000: a bench row that failed its check (unwritten rows) does not count.
+    # 360000: the later file's row failed its check (unwritten rows): it does not count, and the earlier file's
+    # row does not stand in for it.
     second += seed_bench_rows(360000, 9100.0, 7000.0, x=1.3, unwritten=5)
     text, j = run_sm90(tmp_path, rows, benches=[first, second])
     by_m = {r["M"]: r for r in j["seed"]["rows"]}
