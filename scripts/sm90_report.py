@@ -282,9 +282,9 @@ def render(seed, models, index, profile_name, models_name, bench_names=()):
         by_src = defaultdict(int)
         for r in models["rows"]:
             by_src[r["source"]] += 1
-        p("- Shapes measured: %d%s%s" % (models["count"], " (%s)" % ", ".join("%d from the %s" % (n, src)
-                                                                              for src, n in sorted(by_src.items()))
-                                         if by_src else "", "; missing: %d" % n_miss if n_miss else ""))
+        sources = ", ".join("%d from the %s" % (n, src) for src, n in sorted(by_src.items()))
+        p("- Shapes measured: %d%s%s" % (models["count"], " (%s)" % sources if sources else "",
+                                         "; missing: %d" % n_miss if n_miss else ""))
         if models["count"]:
             p("- Median x: %.3f" % models["median"])
             p("- Minimum x: %.3f" % models["min"])

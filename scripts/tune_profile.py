@@ -26,11 +26,17 @@ def open_text(path):
     return open(path, newline="")
 
 
+def stripped(r):
+    """A csv.DictReader row with its values stripped of surrounding blanks, without the fields a short or long line
+    leaves as None."""
+    return {k: v.strip() for k, v in r.items() if k is not None and v is not None}
+
+
 def passing_rows(path):
     """(row, us) for every candidate that ran and passed: row is the CSV row as a dict of stripped strings."""
     with open_text(path) as f:
         for r in csv.DictReader(f):
-            r = {k: v.strip() for k, v in r.items() if k is not None and v is not None}
+            r = stripped(r)
             if any(c not in r for c in REQUIRED):
                 continue
             if r["ok"] != "1":
@@ -50,7 +56,7 @@ def read_bench(path, what, key):
     ours, lt = {}, {}
     with open_text(path) as f:
         for r in csv.DictReader(f):
-            r = {k: v.strip() for k, v in r.items() if k is not None and v is not None}
+            r = stripped(r)
             if r.get("what") == what:
                 ours[key(r)] = r
             elif r.get("what") == "cublaslt":
